@@ -1,0 +1,88 @@
+package clock
+
+// entry is one scheduled event. It is stored by value so that the heap's
+// comparisons touch one contiguous array, not scattered pointers.
+type entry struct {
+	at  int64  // virtual nanoseconds since the Sim's start
+	seq uint64 // insertion order: the deterministic tie-break
+	t   *simTimer
+}
+
+func (a *entry) less(b *entry) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.seq < b.seq
+}
+
+// eventHeap is a 4-ary min-heap ordered by (at, seq). A 4-ary heap is
+// shallower than a binary one and its four children share a cache line or
+// two, which makes pop (the hot path: one per fired event) cheaper than
+// container/heap, and it needs no interface calls.
+type eventHeap []entry
+
+const arity = 4
+
+func (h *eventHeap) push(e entry) {
+	*h = append(*h, e)
+	h.up(len(*h) - 1)
+}
+
+func (h *eventHeap) pop() entry {
+	old := *h
+	n := len(old) - 1
+	top := old[0]
+	old[0] = old[n]
+	old[n] = entry{} // drop the pointer so stopped/fired timers can be freed
+	*h = old[:n]
+	if n > 0 {
+		h.down(0)
+	}
+	return top
+}
+
+func (h eventHeap) up(i int) {
+	e := h[i]
+	for i > 0 {
+		p := (i - 1) / arity
+		if !e.less(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+}
+
+func (h eventHeap) down(i int) {
+	n := len(h)
+	e := h[i]
+	for {
+		first := i*arity + 1
+		if first >= n {
+			break
+		}
+		best := first
+		last := min(first+arity, n)
+		for c := first + 1; c < last; c++ {
+			if h[c].less(&h[best]) {
+				best = c
+			}
+		}
+		if !h[best].less(&e) {
+			break
+		}
+		h[i] = h[best]
+		i = best
+	}
+	h[i] = e
+}
+
+func (h eventHeap) init() {
+	if len(h) < 2 {
+		return
+	}
+	for i := (len(h) - 2) / arity; i >= 0; i-- {
+		h.down(i)
+	}
+}

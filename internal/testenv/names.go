@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"os"
 	"testing"
 )
 
@@ -37,4 +38,21 @@ func tagged(t testing.TB, tag, name string) string {
 func interfaceExists(name string) bool {
 	_, err := net.InterfaceByName(name)
 	return err == nil
+}
+
+// shortTempDir makes a private directory removed at cleanup. Unlike
+// t.TempDir its path is short: unix socket paths (OVS control sockets)
+// must fit in 108 bytes, and test names can be long.
+func shortTempDir(t testing.TB, what string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pc-"+what+"-")
+	if err != nil {
+		t.Fatalf("temp dir: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Logf("remove %s: %v", dir, err)
+		}
+	})
+	return dir
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -136,11 +137,14 @@ func poll(timeout, interval time.Duration, check func() error) error {
 // tailBuffer keeps the last max bytes written to it: enough of a daemon's
 // stderr to explain a failure without unbounded growth.
 type tailBuffer struct {
+	mu  sync.Mutex
 	max int
 	buf []byte
 }
 
 func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.buf = append(b.buf, p...)
 	if over := len(b.buf) - b.max; over > 0 {
 		b.buf = append(b.buf[:0], b.buf[over:]...)
@@ -148,4 +152,26 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (b *tailBuffer) String() string { return string(b.buf) }
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// runStdout is run for commands whose stdout is data: stderr (tshark's
+// "Running as root" banner) is kept out of it and only quoted on error.
+func runStdout(name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	path, err := lookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}

@@ -1,0 +1,108 @@
+package agent
+
+import "time"
+
+// admitLocked passes a built Packet-In through the rate limiter into the
+// batch.
+func (a *Agent) admitLocked(p PacketIn, now time.Time) {
+	if a.bucket == nil || (a.held.len() == 0 && a.bucket.take(now)) {
+		a.addToBatchLocked(p, now)
+		return
+	}
+	if !a.held.push(p) {
+		a.dropPacketInLocked(p, DropRateLimited)
+		return
+	}
+	a.stats.maxRate = max(a.stats.maxRate, a.held.len())
+	a.armHeldTimerLocked(now)
+}
+
+func (a *Agent) armHeldTimerLocked(now time.Time) {
+	if a.heldTimer != nil {
+		return
+	}
+	a.heldTimer = a.clk.AfterFunc(a.bucket.nextToken(now).Sub(now), a.releaseHeld)
+}
+
+// releaseHeld moves Packet-Ins that now have a token into the batch.
+func (a *Agent) releaseHeld() {
+	a.mu.Lock()
+	a.heldTimer = nil
+	if a.stopped {
+		a.mu.Unlock()
+		return
+	}
+	now := a.clk.Now()
+	for a.held.len() > 0 && a.bucket.take(now) {
+		a.addToBatchLocked(a.held.pop(), now)
+	}
+	if a.held.len() > 0 {
+		a.armHeldTimerLocked(now)
+	}
+	a.updateGaugesLocked()
+	a.mu.Unlock()
+	a.drain()
+}
+
+func (a *Agent) addToBatchLocked(p PacketIn, now time.Time) {
+	a.batch = append(a.batch, p)
+	if len(a.batch) >= a.cfg.BatchSize {
+		a.flushLocked(now, triggerCount)
+		return
+	}
+	if a.flushTimer == nil {
+		a.flushTimer = a.clk.AfterFunc(a.nextTick(now).Sub(now), a.flushTick)
+	}
+}
+
+// nextTick is the first point of the flush grid strictly after now (a
+// periodic timer has already fired at a tick equal to now). The grid is
+// anchored at the last count-triggered send: the timer restarts then.
+func (a *Agent) nextTick(now time.Time) time.Time {
+	period := a.cfg.FlushPeriod
+	k := now.Sub(a.flushAnchor)/period + 1
+	return a.flushAnchor.Add(k * period)
+}
+
+func (a *Agent) flushTick() {
+	a.mu.Lock()
+	a.flushTimer = nil
+	if a.stopped {
+		a.mu.Unlock()
+		return
+	}
+	if len(a.batch) > 0 {
+		a.flushLocked(a.clk.Now(), triggerTimer)
+	}
+	a.updateGaugesLocked()
+	a.mu.Unlock()
+	a.drain()
+}
+
+// flushLocked hands the batch to Output (via the outbox).
+func (a *Agent) flushLocked(now time.Time, trigger string) {
+	batch := a.batch
+	a.batch = make([]PacketIn, 0, a.cfg.BatchSize)
+	a.stats.batches++
+	a.stats.sent += uint64(len(batch))
+	if trigger == triggerTimer {
+		a.stats.timerFlushes++
+	} else {
+		// A send restarts the periodic timer; it is armed again (for the
+		// new grid) when the next Packet-In joins the batch.
+		a.flushAnchor = now
+		if a.flushTimer != nil {
+			a.flushTimer.Stop()
+			a.flushTimer = nil
+		}
+	}
+	if a.m != nil {
+		a.m.batches.WithLabelValues(trigger).Inc()
+		a.m.batchSize.Observe(float64(len(batch)))
+		a.m.packetIns.Add(float64(len(batch)))
+		for _, p := range batch {
+			a.m.packetInLatency.Observe(now.Sub(p.MissAt).Seconds())
+		}
+	}
+	a.emitLocked(func() { a.out.SendPacketIns(batch) })
+}

@@ -1,0 +1,41 @@
+package agent
+
+import "time"
+
+// tokenBucket is a token bucket written as GCRA (virtual scheduling): it
+// keeps the theoretical arrival time of the next conforming packet in
+// integer nanoseconds, so simulated runs are exact, with no float drift.
+// It is equivalent to a bucket of burst tokens refilled every interval,
+// starting full (as OVS's token_bucket does).
+type tokenBucket struct {
+	interval time.Duration // 1 / rate
+	slack    time.Duration // (burst-1) · interval
+	tat      time.Time     // theoretical arrival time
+}
+
+func newTokenBucket(rate float64, burst int) *tokenBucket {
+	interval := time.Duration(float64(time.Second) / rate)
+	return &tokenBucket{interval: interval, slack: time.Duration(burst-1) * interval}
+}
+
+// take consumes a token if one is available at now.
+func (b *tokenBucket) take(now time.Time) bool {
+	tat := b.tat
+	if tat.Before(now) {
+		tat = now
+	}
+	if tat.Sub(now) > b.slack {
+		return false
+	}
+	b.tat = tat.Add(b.interval)
+	return true
+}
+
+// nextToken is the earliest time take can succeed.
+func (b *tokenBucket) nextToken(now time.Time) time.Time {
+	t := b.tat.Add(-b.slack)
+	if t.Before(now) {
+		return now
+	}
+	return t
+}

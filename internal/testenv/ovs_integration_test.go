@@ -1,0 +1,225 @@
+//go:build integration
+
+package testenv
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// OpenFlow 1.0 message types the control channel must show.
+const (
+	ofptHello           = 0
+	ofptFeaturesRequest = 5
+	ofptFeaturesReply   = 6
+	ofptPacketIn        = 10
+	ofptPacketOut       = 13
+	ofptFlowMod         = 14
+)
+
+// leftovers records what a scenario created, so the parent test can check
+// that cleanup removed all of it.
+type leftovers struct {
+	namespaces []string
+	links      []string
+	pids       []int
+	dirs       []string
+}
+
+func TestOVSTestControllerPingAndCapture(t *testing.T) {
+	RequireRoot(t)
+	RequireCommand(t, "ping", "ethtool", "ip")
+	var made leftovers
+	t.Run("scenario", func(t *testing.T) { pingThroughTestController(t, &made) })
+	assertCleanedUp(t, made)
+}
+
+func pingThroughTestController(t *testing.T, made *leftovers) {
+	ovs := StartOVS(t, OVSOptions{})
+	addr := StartOVSTestController(t)
+	_, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(portStr)
+	capture := StartTshark(t, "lo", port)
+
+	br := ovs.AddBridge("br0", 1)
+	// Connect the controller before any host traffic: in fail-mode secure
+	// earlier packets would leave stale datapath drop flows.
+	ovs.SetController(br, "tcp:"+addr)
+	start := time.Now()
+	if err := ovs.WaitConnected(br, 15*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("controller connected after %v", time.Since(start).Round(time.Millisecond))
+
+	h1, h2 := NewNetns(t, "h1"), NewNetns(t, "h2")
+	v1 := Veth(t, VethOptions{NS: h1, Addr: "10.0.0.1/24", MAC: "02:00:00:00:00:01", HostName: "h1"})
+	v2 := Veth(t, VethOptions{NS: h2, Addr: "10.0.0.2/24", MAC: "02:00:00:00:00:02", HostName: "h2"})
+	ovs.AddPort(br, v1.Host, 1)
+	ovs.AddPort(br, v2.Host, 2)
+	for _, v := range []*VethPair{v1, v2} {
+		if got, err := ovs.OFPort(v.Host); err != nil || got < 1 {
+			t.Fatalf("ofport of %s = %d, %v", v.Host, got, err)
+		}
+	}
+	if got := v1.MAC.String(); got != "02:00:00:00:00:01" {
+		t.Errorf("h1 MAC = %s, want 02:00:00:00:00:01", got)
+	}
+	offload, err := h1.Exec("ethtool", "-k", v1.NSIf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(offload, "tx-checksumming: off") {
+		t.Errorf("tx checksum offload still on in %s:\n%s", h1.Name, offload)
+	}
+
+	made.namespaces = []string{h1.Name, h2.Name}
+	made.links = []string{br, v1.Host, v2.Host}
+	made.dirs = []string{ovs.Dir, filepath.Dir(capture.File)}
+	for _, pidfile := range []string{"ovs-vswitchd.pid", "ovsdb-server.pid"} {
+		pid, err := readPidfile(filepath.Join(ovs.Dir, pidfile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		made.pids = append(made.pids, pid)
+	}
+
+	start = time.Now()
+	out, err := h1.Exec("ping", "-c", "3", "-i", "0.2", "-W", "2", v2.IP.String())
+	if err != nil {
+		t.Fatalf("ping h1 -> h2 through OVS + ovs-testcontroller failed: %v", err)
+	}
+	t.Logf("ping took %v:\n%s", time.Since(start).Round(time.Millisecond), out)
+
+	// The controller, not a default rule, must have made forwarding work:
+	// ovs-testcontroller installs exact-match flows (priority 65535).
+	flows, err := ovs.DumpFlows(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(flows, "priority=65535") || !strings.Contains(flows, "actions=output:") {
+		t.Errorf("no controller-installed flows on %s:\n%s", br, flows)
+	}
+
+	if err := capture.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	recs := DecodeOpenFlow(t, capture.File, port)
+	seen := map[int]int{}
+	for _, r := range recs {
+		seen[r.Type]++
+		if r.Version != 1 {
+			t.Errorf("frame %d: version %d in an OpenFlow 1.0 channel", r.Frame, r.Version)
+		}
+		if r.Malformed || r.MaxSeverity >= SeverityError {
+			t.Errorf("frame %d: type %d length %d malformed=%v severity %#x %v",
+				r.Frame, r.Type, r.Length, r.Malformed, r.MaxSeverity, r.Expert)
+		}
+	}
+	t.Logf("%d OpenFlow 1.0 messages by type: %v", len(recs), seen)
+	for _, want := range []int{ofptHello, ofptFeaturesRequest, ofptFeaturesReply, ofptPacketIn, ofptFlowMod} {
+		if seen[want] == 0 {
+			t.Errorf("no message of type %d in capture (types seen %v)", want, seen)
+		}
+	}
+	if seen[ofptHello] < 2 {
+		t.Errorf("want a HELLO from each side, got %d", seen[ofptHello])
+	}
+	if n := UndecodedOpenFlowBytes(t, capture.File, port); n != 0 {
+		t.Errorf("%d bytes of the control channel were not decoded as OpenFlow 1.0", n)
+	}
+}
+
+// assertCleanedUp checks that nothing the scenario created survived it.
+func assertCleanedUp(t *testing.T, made leftovers) {
+	t.Helper()
+	if len(made.namespaces) == 0 {
+		t.Fatal("scenario recorded nothing; it failed before creating its peers")
+	}
+	nsList, err := run(nil, "ip", "netns", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range made.namespaces {
+		if strings.Contains(nsList, ns) {
+			t.Errorf("namespace %s survived cleanup", ns)
+		}
+	}
+	for _, l := range made.links {
+		if interfaceExists(l) {
+			t.Errorf("interface %s survived cleanup", l)
+		}
+	}
+	for _, pid := range made.pids {
+		if alive(pid) {
+			t.Errorf("daemon pid %d survived cleanup", pid)
+		}
+	}
+	for _, d := range made.dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("directory %s survived cleanup (%v)", d, err)
+		}
+	}
+}
+
+func TestPrometheusScrapesLoopbackEndpoint(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	gauge := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "pseudocong", Subsystem: "testenv", Name: "answer",
+		Help: "A constant the test reads back through Prometheus.",
+	})
+	reg.MustRegister(gauge)
+	gauge.Set(42)
+	live := ServeMetrics(t, reg)
+	// A port nobody listens on: its up must be 0, proving up=1 is earned.
+	dead := net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
+
+	start := time.Now()
+	p := StartPrometheus(t, ScrapeConfig("testenv", time.Second, live, dead))
+	t.Logf("prometheus ready after %v at %s", time.Since(start).Round(time.Millisecond), p.URL)
+
+	upOf := func(s []Sample, instance string) (float64, bool) {
+		for _, x := range s {
+			if x.Metric["instance"] == instance && x.Metric["job"] == "testenv" {
+				return x.Value, true
+			}
+		}
+		return 0, false
+	}
+	up, err := p.WaitQuery("up", 30*time.Second, func(s []Sample) bool {
+		_, okLive := upOf(s, live)
+		_, okDead := upOf(s, dead)
+		return okLive && okDead
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("first up samples after %v", time.Since(start).Round(time.Millisecond))
+	if v, _ := upOf(up, live); v != 1 {
+		t.Errorf("up{instance=%q} = %v, want 1", live, v)
+	}
+	if v, _ := upOf(up, dead); v != 0 {
+		t.Errorf("up{instance=%q} = %v, want 0", dead, v)
+	}
+
+	answer, err := p.WaitQuery("pseudocong_testenv_answer", 15*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(answer) != 1 || answer[0].Value != 42 {
+		t.Errorf("pseudocong_testenv_answer = %+v, want one sample of 42", answer)
+	}
+
+	if _, err := p.Query("up{"); err == nil {
+		t.Error("a malformed query returned no error")
+	}
+}

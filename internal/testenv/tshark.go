@@ -1,0 +1,137 @@
+package testenv
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Capture is a running tshark writing a pcapng file.
+type Capture struct {
+	// File is the capture file; complete once Stop returns.
+	File string
+
+	t      testing.TB
+	cmd    *exec.Cmd
+	stderr *tailBuffer
+	done   chan struct{}
+	once   sync.Once
+	err    error
+}
+
+// captureSettle is how long Stop waits before signalling tshark, so frames
+// the kernel has queued for the capture socket are still written.
+const captureSettle = 300 * time.Millisecond
+
+// StartTshark captures TCP traffic on iface to or from any of ports (all
+// TCP if none) into a file in a temporary directory. It returns once tshark
+// reports "Capturing on", so traffic sent afterwards is recorded. Cleanup
+// stops it if the test did not.
+func StartTshark(t testing.TB, iface string, ports ...int) *Capture {
+	t.Helper()
+	RequireRoot(t)
+	RequireCommand(t, "tshark", "dumpcap")
+	file := filepath.Join(shortTempDir(t, "cap"), "capture.pcapng")
+	args := []string{"-i", iface, "-w", file, "-q"}
+	if f := portFilter(ports); f != "" {
+		args = append(args, "-f", f)
+	}
+	path, err := lookPath("tshark")
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	c := &Capture{
+		File:   file,
+		t:      t,
+		cmd:    exec.Command(path, args...),
+		stderr: &tailBuffer{max: 16 << 10},
+		done:   make(chan struct{}),
+	}
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pipe, err := c.cmd.StderrPipe()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		t.Fatalf("start tshark: %v", err)
+	}
+	ready := make(chan struct{})
+	go c.readStderr(pipe, ready)
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Logf("tshark cleanup: %v", err)
+		}
+	})
+
+	select {
+	case <-ready:
+		return c
+	case <-c.done:
+		t.Fatalf("tshark %v exited before capturing: %v\n%s", args, c.err, c.stderr)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("tshark %v not capturing after 20 s:\n%s", args, c.stderr)
+	}
+	return nil
+}
+
+func portFilter(ports []int) string {
+	parts := make([]string, len(ports))
+	for i, p := range ports {
+		parts[i] = fmt.Sprintf("tcp port %d", p)
+	}
+	return strings.Join(parts, " or ")
+}
+
+// readStderr copies tshark's stderr, signals ready on "Capturing on", and
+// reaps the process once stderr closes.
+func (c *Capture) readStderr(r io.Reader, ready chan struct{}) {
+	sc := bufio.NewScanner(r)
+	signalled := false
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(c.stderr, line)
+		if !signalled && strings.Contains(line, "Capturing on") {
+			close(ready)
+			signalled = true
+		}
+	}
+	_, _ = io.Copy(c.stderr, r)
+	c.err = c.cmd.Wait()
+	close(c.done)
+}
+
+// Stop ends the capture and waits until the file is complete. It is safe
+// to call more than once.
+func (c *Capture) Stop() error {
+	c.once.Do(func() {
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+		time.Sleep(captureSettle)
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGINT)
+		select {
+		case <-c.done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+			<-c.done
+		}
+	})
+	<-c.done
+	// tshark exits 0 on SIGINT; a kill shows up as an error.
+	if c.err != nil {
+		return fmt.Errorf("tshark: %w\n%s", c.err, c.stderr)
+	}
+	return nil
+}
+
+// Log returns the tail of tshark's stderr (packet counts, warnings).
+func (c *Capture) Log() string { return c.stderr.String() }

@@ -1,0 +1,149 @@
+package openflow
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+)
+
+// ReadMessage returns the next received message that is not consumed by
+// the connection itself (ECHO traffic, HELLO, replies to Request). It
+// blocks until one arrives; after the connection ends it returns the
+// messages still buffered, then (nil, Err()).
+func (c *Conn) ReadMessage() (Message, error) {
+	if m, ok := <-c.inbox; ok {
+		return m, nil
+	}
+	return nil, c.Err()
+}
+
+// readLoop frames, decodes and routes incoming messages until the socket
+// fails. A frame that does not decode is answered with an OpenFlow ERROR
+// and skipped; only a broken frame (header length < 8) or a read error
+// ends the connection.
+func (c *Conn) readLoop() {
+	defer c.wg.Done()
+	defer close(c.inbox)
+	for {
+		frame, err := c.fr.next()
+		if err != nil {
+			if c.readFailed(err) {
+				continue
+			}
+			return
+		}
+		c.stats.msgsIn.Add(1)
+		c.stats.bytesIn.Add(uint64(len(frame)))
+		m, err := Unmarshal(frame)
+		if err != nil {
+			c.rejectFrame(frame, err)
+			continue
+		}
+		if !c.route(m, frame) {
+			return
+		}
+	}
+}
+
+// readFailed handles a frame reader error; it reports whether reading can
+// go on.
+func (c *Conn) readFailed(err error) bool {
+	var tooLong *FrameTooLongError
+	var framing *FramingError
+	switch {
+	case errors.As(err, &tooLong):
+		c.stats.msgsIn.Add(1)
+		c.rejectFrame(tooLong.Prefix, err)
+		return true
+	case errors.As(err, &framing):
+		// The stream cannot be resynchronised: say why, then hang up.
+		c.stats.msgsIn.Add(1)
+		c.rejectFrame(framing.Header[:], err)
+		c.shutdown(err)
+	case errors.Is(err, io.EOF):
+		c.shutdown(fmt.Errorf("openflow: peer closed the connection: %w", err))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		c.shutdown(fmt.Errorf("openflow: peer closed the connection inside a message: %w", err))
+	case errors.Is(err, net.ErrClosed):
+		// Our own writer closed the socket after a shutdown.
+		c.shutdown(fmt.Errorf("openflow: read: %w", err))
+	default:
+		c.shutdown(fmt.Errorf("openflow: read: %w", err))
+	}
+	return false
+}
+
+// rejectFrame answers a frame that could not be used with the matching
+// OpenFlow ERROR. An ERROR is never answered with an ERROR, so two
+// confused peers cannot loop.
+func (c *Conn) rejectFrame(frame []byte, err error) {
+	c.stats.decodeErrors.Add(1)
+	if ok, suppressed := c.logRate.allow(); ok {
+		c.log.Warn("openflow: bad message from peer", "err", err, "suppressed", suppressed)
+	}
+	if len(frame) >= 2 && Type(frame[1]) == TypeError {
+		return
+	}
+	var t ErrorType
+	var code uint16
+	var framing *FramingError
+	var tooLong *FrameTooLongError
+	if errors.As(err, &framing) || errors.As(err, &tooLong) {
+		t, code = ErrorTypeBadRequest, uint16(BadRequestBadLen)
+	} else {
+		t, code = ErrorCodeFor(err)
+	}
+	c.sendControl(NewErrorFor(frame, t, code))
+}
+
+// route consumes what the connection handles itself and queues the rest
+// for the application. It reports false once the connection is closing.
+func (c *Conn) route(m Message, frame []byte) bool {
+	switch m.MsgType() {
+	case TypeEchoRequest:
+		// Answer on the reader goroutine: the reply must not wait for the
+		// application, or a busy application would look dead.
+		req := m.(*EchoRequest)
+		c.sendControl(&EchoReply{Header: Header{Xid: req.Xid}, Data: req.Data})
+		return true
+	case TypeHello:
+		// A second HELLO is harmless; Open vSwitch ignores it too.
+		return true
+	}
+	if c.npending.Load() > 0 && isReplyType(m.MsgType()) && c.completeRequest(m, frame) {
+		return true
+	}
+	if m.MsgType() == TypeEchoReply {
+		c.keepaliveReply(m.GetXid())
+		return true
+	}
+	select {
+	case c.inbox <- m:
+		return true
+	default:
+	}
+	// The application is behind: wait for it (TCP then pushes back on the
+	// peer) without letting the keepalive mistake that for a dead peer.
+	c.readerBlocked.Store(true)
+	defer func() {
+		c.readerBlocked.Store(false)
+		c.touch()
+	}()
+	select {
+	case c.inbox <- m:
+		return true
+	case <-c.closing:
+		return false
+	}
+}
+
+// isReplyType reports whether messages of type t answer a request by xid.
+func isReplyType(t Type) bool {
+	switch t {
+	case TypeError, TypeEchoReply, TypeFeaturesReply, TypeGetConfigReply,
+		TypeStatsReply, TypeBarrierReply, TypeQueueGetConfigReply, TypeVendor:
+		return true
+	}
+	return false
+}

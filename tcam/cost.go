@@ -1,0 +1,145 @@
+package tcam
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Cost counts the chip operations one TCAM call (or a sum of calls) made.
+//
+// A move relocates one entry: the driver reads it and writes it into
+// another slot, so each move also appears once in Reads and once in Writes.
+// Writes-Moves is therefore the number of new entries written, and
+// Reads-Moves the number of explicit reads. Cycles is the chip time of all
+// of it under the TCAM's Timing.
+type Cost struct {
+	Lookups     int64
+	Writes      int64
+	Reads       int64
+	Invalidates int64
+	Moves       int64
+	Cycles      int64
+}
+
+// Add returns the field-wise sum of c and o.
+func (c Cost) Add(o Cost) Cost {
+	return Cost{
+		Lookups:     c.Lookups + o.Lookups,
+		Writes:      c.Writes + o.Writes,
+		Reads:       c.Reads + o.Reads,
+		Invalidates: c.Invalidates + o.Invalidates,
+		Moves:       c.Moves + o.Moves,
+		Cycles:      c.Cycles + o.Cycles,
+	}
+}
+
+// Timing turns operation counts into time. The chip part (cycles at
+// ClockHz) is spent in the switch ASIC; the driver part is spent by the
+// switch's local CPU, which on real switches dominates by orders of
+// magnitude (the driver computes the new layout, talks to the chip over a
+// slow bus and checks every write). The two are reported separately so the
+// agent can charge the driver part to the local CPU's time line.
+//
+// The struct carries yaml tags so profiles can be decoded into it
+// directly; this package itself does not read YAML.
+type Timing struct {
+	ClockHz             float64 `yaml:"clock_hz"`
+	CyclesPerLookup     int64   `yaml:"cycles_per_lookup"`
+	CyclesPerWrite      int64   `yaml:"cycles_per_write"`
+	CyclesPerRead       int64   `yaml:"cycles_per_read"`
+	CyclesPerInvalidate int64   `yaml:"cycles_per_invalidate"`
+
+	// DriverPerWrite is the local-CPU cost of installing one new entry.
+	DriverPerWrite time.Duration `yaml:"driver_per_write"`
+	// DriverPerMove is the local-CPU cost of relocating one entry (its read
+	// and its write together).
+	DriverPerMove time.Duration `yaml:"driver_per_move"`
+	// DriverPerRead is the local-CPU cost of an explicit entry read.
+	DriverPerRead time.Duration `yaml:"driver_per_read"`
+	// DriverPerInvalidate is the local-CPU cost of removing one entry.
+	DriverPerInvalidate time.Duration `yaml:"driver_per_invalidate"`
+}
+
+// Pica8Timing is the starting point fitted to paper 000's Pica8 P-3297
+// (see /work/shared/CALIBRATION-NOTES.md): c_write ≈ 0.3 ms per install and
+// c_move ≈ 16 µs per shifted entry on the local CPU. The chip figures (one
+// cycle per operation at 400 MHz) are an assumption: they are nanoseconds
+// and do not affect any result. Removal is assumed to cost as much driver
+// time as an install, and an explicit read as much as a move, until a
+// measurement says otherwise.
+func Pica8Timing() Timing {
+	return Timing{
+		ClockHz:             400e6,
+		CyclesPerLookup:     1,
+		CyclesPerWrite:      1,
+		CyclesPerRead:       1,
+		CyclesPerInvalidate: 1,
+		DriverPerWrite:      300 * time.Microsecond,
+		DriverPerMove:       16 * time.Microsecond,
+		DriverPerRead:       16 * time.Microsecond,
+		DriverPerInvalidate: 300 * time.Microsecond,
+	}
+}
+
+// Validate reports the first field that cannot be used.
+func (tm Timing) Validate() error {
+	if !(tm.ClockHz > 0) || math.IsInf(tm.ClockHz, 0) {
+		return fmt.Errorf("tcam timing: clock_hz must be positive and finite, got %v", tm.ClockHz)
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"cycles_per_lookup", tm.CyclesPerLookup},
+		{"cycles_per_write", tm.CyclesPerWrite},
+		{"cycles_per_read", tm.CyclesPerRead},
+		{"cycles_per_invalidate", tm.CyclesPerInvalidate},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("tcam timing: %s must not be negative, got %d", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"driver_per_write", tm.DriverPerWrite},
+		{"driver_per_move", tm.DriverPerMove},
+		{"driver_per_read", tm.DriverPerRead},
+		{"driver_per_invalidate", tm.DriverPerInvalidate},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("tcam timing: %s must not be negative, got %v", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// Cycles is the chip cycles of the operations counted in c (c.Cycles is
+// ignored): a move costs one read and one write.
+func (tm Timing) Cycles(c Cost) int64 {
+	return c.Lookups*tm.CyclesPerLookup + c.Writes*tm.CyclesPerWrite +
+		c.Reads*tm.CyclesPerRead + c.Invalidates*tm.CyclesPerInvalidate
+}
+
+// ChipTime is c.Cycles at the chip clock, rounded to the nanosecond.
+func (tm Timing) ChipTime(c Cost) time.Duration {
+	return time.Duration(math.Round(float64(c.Cycles) * (1e9 / tm.ClockHz)))
+}
+
+// CPUTime is the local-CPU (driver) time of the operations in c. Lookups
+// happen in the chip and cost the CPU nothing.
+func (tm Timing) CPUTime(c Cost) time.Duration {
+	newWrites := c.Writes - c.Moves
+	plainReads := c.Reads - c.Moves
+	return time.Duration(newWrites)*tm.DriverPerWrite +
+		time.Duration(c.Moves)*tm.DriverPerMove +
+		time.Duration(plainReads)*tm.DriverPerRead +
+		time.Duration(c.Invalidates)*tm.DriverPerInvalidate
+}
+
+// Time returns both parts: chip time and local-CPU time.
+func (tm Timing) Time(c Cost) (chip, cpu time.Duration) {
+	return tm.ChipTime(c), tm.CPUTime(c)
+}

@@ -1,0 +1,157 @@
+package tcam
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+)
+
+// unitTiming counts one cycle per operation and no driver time.
+func unitTiming() Timing {
+	return Timing{ClockHz: 1e9, CyclesPerLookup: 1, CyclesPerWrite: 1, CyclesPerRead: 1, CyclesPerInvalidate: 1}
+}
+
+func mustNew(tb testing.TB, slots int, l Layout) *TCAM {
+	tb.Helper()
+	tc, err := New(slots, l, unitTiming())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tc
+}
+
+// reference is the naive answer: scan every rule, the highest priority
+// wins, ties broken as the layout says.
+type reference struct {
+	tie     TieBreak
+	entries map[uint64]Entry
+}
+
+func newReference(tie TieBreak) *reference {
+	return &reference{tie: tie, entries: map[uint64]Entry{}}
+}
+
+func (r *reference) lookup(k Key) (Entry, bool) {
+	var best Entry
+	found := false
+	for _, e := range r.entries {
+		if !e.Rule.Matches(&k) {
+			continue
+		}
+		if !found || r.tie.Outranks(&e, &best) {
+			best, found = e, true
+		}
+	}
+	return best, found
+}
+
+// checkInvariants verifies the TCAM's bookkeeping against its slots and
+// the ordered-layout invariant (valid slots in strict rank order).
+func checkInvariants(tb testing.TB, tc *TCAM) {
+	tb.Helper()
+	n := 0
+	prev := -1
+	for s, sl := range tc.slots {
+		if !sl.valid {
+			continue
+		}
+		if n >= len(tc.valid) || int(tc.valid[n]) != s {
+			tb.Fatalf("valid list %v disagrees with slot %d", tc.valid, s)
+		}
+		if got, ok := tc.where[sl.e.ID]; !ok || int(got) != s {
+			tb.Fatalf("where[%d] = %d,%v, entry sits in slot %d", sl.e.ID, got, ok, s)
+		}
+		if prev >= 0 && !tc.tie.Outranks(&tc.slots[prev].e, &sl.e) {
+			tb.Fatalf("slot %d (prio %d id %d) does not outrank slot %d (prio %d id %d)",
+				prev, tc.slots[prev].e.Priority, tc.slots[prev].e.ID, s, sl.e.Priority, sl.e.ID)
+		}
+		prev = s
+		n++
+	}
+	if n != len(tc.valid) || n != len(tc.where) {
+		tb.Fatalf("%d valid slots, valid list %d, where %d", n, len(tc.valid), len(tc.where))
+	}
+}
+
+// fieldMask returns the Key bits of the fields set (non-zero) in f: pass
+// all-ones values for the fields a rule matches on.
+func fieldMask(f Fields) Key { return f.Key() }
+
+var allOnesMAC = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// universe is a small set of field values so that random rules overlap and
+// random packets hit them.
+type universe struct{ rng *rand.Rand }
+
+func (u universe) fields() Fields {
+	r := u.rng
+	macs := [][6]byte{{0, 0, 0, 0, 0, 1}, {0, 0, 0, 0, 0, 2}, {2, 0, 0, 0, 0, 3}}
+	return Fields{
+		InPort:    uint16(1 + r.IntN(3)),
+		DlSrc:     macs[r.IntN(len(macs))],
+		DlDst:     macs[r.IntN(len(macs))],
+		DlVlan:    []uint16{0xffff, 10}[r.IntN(2)],
+		DlVlanPcp: 0,
+		DlType:    []uint16{0x0800, 0x0806}[r.IntN(2)],
+		NwTos:     0,
+		NwProto:   []uint8{6, 17}[r.IntN(2)],
+		NwSrc:     0x0a000000 | uint32(r.IntN(8)),
+		NwDst:     0x0a000100 | uint32(r.IntN(8)),
+		TpSrc:     []uint16{1000, 2000}[r.IntN(2)],
+		TpDst:     []uint16{22, 80, 443}[r.IntN(3)],
+	}
+}
+
+// randomRule wildcards each field with probability 1/2 and gives the IP
+// addresses random prefix lengths in 29..32 so prefixes nest.
+func (u universe) randomRule() Ternary {
+	r := u.rng
+	var m Fields
+	pick := func() bool { return r.IntN(2) == 0 }
+	if pick() {
+		m.InPort = 0xffff
+	}
+	if pick() {
+		m.DlSrc = allOnesMAC
+	}
+	if pick() {
+		m.DlDst = allOnesMAC
+	}
+	if pick() {
+		m.DlVlan = 0xffff
+	}
+	if pick() {
+		m.DlType = 0xffff
+	}
+	if pick() {
+		m.NwProto = 0xff
+	}
+	if pick() {
+		m.NwSrc = ^uint32(0) << (r.IntN(4))
+	}
+	if pick() {
+		m.NwDst = ^uint32(0) << (r.IntN(4))
+	}
+	if pick() {
+		m.TpSrc = 0xffff
+	}
+	if pick() {
+		m.TpDst = 0xffff
+	}
+	mask := fieldMask(m)
+	v := u.fields().Key()
+	return Ternary{Value: v.Masked(&mask), Mask: mask}
+}
+
+// packetNear returns a packet that matches rule t in its cared-for bits
+// and is random elsewhere (within the universe).
+func (u universe) packetNear(t Ternary) Key {
+	k := u.fields().Key()
+	for i := range k {
+		k[i] = k[i]&^t.Mask[i] | t.Value[i]&t.Mask[i]
+	}
+	return k
+}
+
+func isErr(err, target error) bool { return errors.Is(err, target) }
+

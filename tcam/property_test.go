@@ -1,0 +1,114 @@
+package tcam
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestTCAMClassifierReferenceAgree runs random sequences of inserts and
+// deletes of overlapping wildcard rules (few priority levels, so ties are
+// common; IDs in random order, so tie-breaks do not follow insertion
+// order) against a small TCAM, a classifier and the naive reference, and
+// after every operation compares their answers for random packets. Inserts
+// into a full TCAM must fail without changing anything; InsertCost must
+// predict every insert's cost exactly.
+func TestTCAMClassifierReferenceAgree(t *testing.T) {
+	seeds := 40
+	if testing.Short() {
+		seeds = 8
+	}
+	for _, l := range []Layout{HighestFirst(), LowestFirst()} {
+		for _, cacheSlots := range []int{0, 64} {
+			for seed := uint64(1); seed <= uint64(seeds); seed++ {
+				name := fmt.Sprintf("%s/cache=%d/seed=%d", l.Name(), cacheSlots, seed)
+				t.Run(name, func(t *testing.T) { runAgreement(t, l, cacheSlots, seed) })
+			}
+		}
+	}
+}
+
+func runAgreement(t *testing.T, l Layout, cacheSlots int, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	u := universe{rng}
+	slots := 4 + rng.IntN(40)
+	tc := mustNew(t, slots, l)
+	cl := NewClassifier(l.TieBreak(), cacheSlots)
+	ref := newReference(l.TieBreak())
+
+	ids := rng.Perm(10000) // unique IDs in random order
+	nextID := 0
+	var live []uint64
+	fullSeen := 0
+
+	for op := range 300 {
+		if len(live) > 0 && rng.IntN(10) < 4 {
+			i := rng.IntN(len(live))
+			id := live[i]
+			live[i] = live[len(live)-1]
+			live = live[:len(live)-1]
+			if _, err := tc.Delete(id); err != nil {
+				t.Fatalf("op %d: %v", op, err)
+			}
+			if _, err := cl.Delete(id); err != nil {
+				t.Fatalf("op %d: %v", op, err)
+			}
+			delete(ref.entries, id)
+		} else {
+			e := Entry{Rule: u.randomRule(), Priority: uint32(rng.IntN(6)), ID: uint64(ids[nextID])}
+			if rng.IntN(8) == 0 {
+				e.Priority = 0x10000 + uint32(rng.IntN(3)) // "exact-match" band
+			}
+			nextID++
+			pred, perr := tc.InsertCost(e)
+			c, err := tc.Insert(e)
+			if tc.Len() == slots && err != nil {
+				fullSeen++
+			}
+			switch {
+			case isErr(err, ErrFull):
+				if !isErr(perr, ErrFull) {
+					t.Fatalf("op %d: insert full but InsertCost said %v", op, perr)
+				}
+			case err != nil:
+				t.Fatalf("op %d: %v", op, err)
+			default:
+				if perr != nil || pred != c {
+					t.Fatalf("op %d: cost %+v, predicted %+v (%v)", op, c, pred, perr)
+				}
+				if err := cl.Insert(e); err != nil {
+					t.Fatalf("op %d: %v", op, err)
+				}
+				ref.entries[e.ID] = e
+				live = append(live, e.ID)
+			}
+		}
+		checkInvariants(t, tc)
+		if cl.Len() != tc.Len() || len(ref.entries) != tc.Len() {
+			t.Fatalf("op %d: sizes tcam %d classifier %d reference %d", op, tc.Len(), cl.Len(), len(ref.entries))
+		}
+		agreeOn(t, op, u, tc, cl, ref, live)
+	}
+	if fullSeen == 0 && slots < 30 {
+		t.Logf("seed %d never filled the TCAM", seed)
+	}
+}
+
+func agreeOn(t *testing.T, op int, u universe, tc *TCAM, cl *Classifier, ref *reference, live []uint64) {
+	t.Helper()
+	for range 30 {
+		var k Key
+		if len(live) > 0 && u.rng.IntN(3) > 0 {
+			k = u.packetNear(ref.entries[live[u.rng.IntN(len(live))]].Rule)
+		} else {
+			k = u.fields().Key()
+		}
+		want, wantOK := ref.lookup(k)
+		_, got, gotOK := tc.Lookup(k)
+		cg, cgOK := cl.Lookup(k)
+		if gotOK != wantOK || cgOK != wantOK || (wantOK && (got.ID != want.ID || cg.ID != want.ID)) {
+			t.Fatalf("op %d key %x: reference %d (%v), tcam %d (%v), classifier %d (%v)",
+				op, k, want.ID, wantOK, got.ID, gotOK, cg.ID, cgOK)
+		}
+	}
+}

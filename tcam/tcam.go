@@ -1,0 +1,208 @@
+package tcam
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned (wrapped with context) by TCAM and Classifier operations.
+var (
+	ErrFull        = errors.New("tcam full")
+	ErrDuplicateID = errors.New("entry id already present")
+	ErrNotFound    = errors.New("entry id not present")
+)
+
+// slot is one TCAM word plus its valid bit.
+type slot struct {
+	e     Entry
+	valid bool
+}
+
+// TCAM models a ternary CAM of a fixed number of slots. Lookup returns the
+// first (lowest-index) valid slot that matches, as the chip's priority
+// encoder does; the layout decides where entries go so that "first" means
+// "highest ranked". Every chip operation is counted in a Cost.
+//
+// A TCAM is not safe for concurrent use: the software switch drives it from
+// its single pipeline goroutine.
+type TCAM struct {
+	layout Layout
+	tie    TieBreak
+	timing Timing
+	slots  []slot
+
+	// valid lists the indices of valid slots in ascending order. For the
+	// ordered layouts this is also rank order, which lets InsertCost find
+	// positions and free slots by binary search.
+	valid []int32
+	// where maps an entry ID to the slot that answers for it (the newest
+	// copy while a move has it in two slots).
+	where map[uint64]int32
+
+	total   Cost
+	moveBuf []Move
+
+	// afterChipWrite, when set (tests only), runs after every write and
+	// invalidate so lookups can be interleaved with a shift.
+	afterChipWrite func()
+}
+
+// New returns an empty TCAM of the given number of slots.
+func New(slots int, layout Layout, timing Timing) (*TCAM, error) {
+	if slots <= 0 {
+		return nil, fmt.Errorf("tcam: slot count must be positive, got %d", slots)
+	}
+	if slots > 1<<30 {
+		return nil, fmt.Errorf("tcam: slot count %d too large", slots)
+	}
+	if layout == nil {
+		return nil, errors.New("tcam: nil layout")
+	}
+	if err := timing.Validate(); err != nil {
+		return nil, err
+	}
+	return &TCAM{
+		layout: layout,
+		tie:    layout.TieBreak(),
+		timing: timing,
+		slots:  make([]slot, slots),
+		valid:  make([]int32, 0, slots),
+		where:  make(map[uint64]int32, slots),
+	}, nil
+}
+
+// Capacity is the number of slots.
+func (t *TCAM) Capacity() int { return len(t.slots) }
+
+// Len is the number of entries held.
+func (t *TCAM) Len() int { return len(t.where) }
+
+// Full reports whether no slot is free.
+func (t *TCAM) Full() bool { return len(t.where) >= len(t.slots) }
+
+// Layout is the layout policy the TCAM was built with.
+func (t *TCAM) Layout() Layout { return t.layout }
+
+// TieBreak is the tie rule the layout gives; a Classifier meant to agree
+// with this TCAM must use the same one.
+func (t *TCAM) TieBreak() TieBreak { return t.tie }
+
+// Timing is the timing the TCAM counts cycles with.
+func (t *TCAM) Timing() Timing { return t.timing }
+
+// Total is the sum of the cost of every operation so far.
+func (t *TCAM) Total() Cost { return t.total }
+
+// SlotOf returns the slot holding entry id. It reads the driver's shadow
+// copy, not the chip, so it costs nothing.
+func (t *TCAM) SlotOf(id uint64) (int, bool) {
+	s, ok := t.where[id]
+	return int(s), ok
+}
+
+// Entries returns the entries in lookup order (from the driver's shadow
+// copy; no chip cost).
+func (t *TCAM) Entries() []Entry {
+	out := make([]Entry, 0, len(t.valid))
+	for _, s := range t.valid {
+		out = append(out, t.slots[s].e)
+	}
+	return out
+}
+
+// Lookup compares k against every slot in parallel (one lookup operation)
+// and returns the first matching valid slot.
+func (t *TCAM) Lookup(k Key) (slotIndex int, e Entry, ok bool) {
+	t.charge(Cost{Lookups: 1})
+	for _, s := range t.valid {
+		if t.slots[s].e.Rule.Matches(&k) {
+			return int(s), t.slots[s].e, true
+		}
+	}
+	return -1, Entry{}, false
+}
+
+// Read reads one slot from the chip (one read operation).
+func (t *TCAM) Read(slotIndex int) (Entry, bool, error) {
+	if slotIndex < 0 || slotIndex >= len(t.slots) {
+		return Entry{}, false, fmt.Errorf("tcam: read slot %d outside 0..%d", slotIndex, len(t.slots)-1)
+	}
+	t.charge(Cost{Reads: 1})
+	s := t.slots[slotIndex]
+	return s.e, s.valid, nil
+}
+
+// InsertCost returns what Insert(e) would cost now, without changing
+// anything. It takes O(log n) time for the ordered layouts.
+func (t *TCAM) InsertCost(e Entry) (Cost, error) {
+	if err := t.checkInsertable(e); err != nil {
+		return Cost{}, err
+	}
+	p, err := t.layout.place(t, &e, false)
+	if err != nil {
+		return Cost{}, fmt.Errorf("tcam: place id %d with layout %s: %w", e.ID, t.layout.Name(), err)
+	}
+	return t.insertCost(p.count), nil
+}
+
+// Insert places e where the layout says, moving other entries as needed,
+// and returns the cost of the operation.
+func (t *TCAM) Insert(e Entry) (Cost, error) {
+	if err := t.checkInsertable(e); err != nil {
+		return Cost{}, err
+	}
+	p, err := t.layout.place(t, &e, true)
+	if err != nil {
+		return Cost{}, fmt.Errorf("tcam: place id %d with layout %s: %w", e.ID, t.layout.Name(), err)
+	}
+	if err := t.execute(e, p); err != nil {
+		return Cost{}, fmt.Errorf("tcam: insert id %d with layout %s: %w", e.ID, t.layout.Name(), err)
+	}
+	c := t.insertCost(p.count)
+	t.charge(c)
+	return c, nil
+}
+
+// Delete clears the valid bit of the slot holding entry id (one invalidate
+// operation). The slot becomes a hole that later inserts may reuse; no
+// entry moves.
+func (t *TCAM) Delete(id uint64) (Cost, error) {
+	s, ok := t.where[id]
+	if !ok {
+		return Cost{}, fmt.Errorf("tcam: delete id %d: %w", id, ErrNotFound)
+	}
+	delete(t.where, id)
+	t.invalidate(int(s))
+	c := Cost{Invalidates: 1}
+	c.Cycles = t.timing.Cycles(c)
+	t.charge(c)
+	return c, nil
+}
+
+func (t *TCAM) checkInsertable(e Entry) error {
+	if _, dup := t.where[e.ID]; dup {
+		return fmt.Errorf("tcam: insert id %d: %w", e.ID, ErrDuplicateID)
+	}
+	if t.Full() {
+		return fmt.Errorf("tcam: insert id %d into %d slots: %w", e.ID, len(t.slots), ErrFull)
+	}
+	return nil
+}
+
+// insertCost is the cost of an insert that makes the given number of moves
+// followed by one write of the new entry.
+func (t *TCAM) insertCost(moves int) Cost {
+	m := int64(moves)
+	c := Cost{Writes: m + 1, Reads: m, Moves: m}
+	c.Cycles = t.timing.Cycles(c)
+	return c
+}
+
+// charge adds c to the running total; lookups and reads price themselves
+// here since their cost does not depend on the state.
+func (t *TCAM) charge(c Cost) {
+	if c.Cycles == 0 {
+		c.Cycles = t.timing.Cycles(c)
+	}
+	t.total = t.total.Add(c)
+}

@@ -7,8 +7,10 @@ import (
 )
 
 // Metrics are the agent's Prometheus series, under pseudocong_agent_. To
-// run several agents against one registry, wrap it with
-// prometheus.WrapRegistererWith(prometheus.Labels{"switch": ...}, reg).
+// run several agents against one registry, give each its own wrapped
+// registerer: prometheus.WrapRegistererWith(prometheus.Labels{"switch":
+// name}, reg) (every instance, since Prometheus rejects one name with two
+// label sets).
 // All times are modelled seconds (virtual on a clock.Sim).
 type Metrics struct {
 	queueDepth      *prometheus.GaugeVec     // queue = miss | job | rate_limit | batch
@@ -81,9 +83,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.queueDepth, m.batchSize, m.batches, m.packetIns,
-		m.packetInLatency, m.drops, m.cpuBusy, m.jobLatency} {
+	collectors := []prometheus.Collector{m.queueDepth, m.batchSize, m.batches, m.packetIns,
+		m.packetInLatency, m.drops, m.cpuBusy, m.jobLatency}
+	for i, c := range collectors {
 		if err := reg.Register(c); err != nil {
+			for _, done := range collectors[:i] { // leave the registry as it was
+				reg.Unregister(done)
+			}
 			return nil, fmt.Errorf("agent metrics: register: %w", err)
 		}
 	}

@@ -144,6 +144,7 @@ type Conn struct {
 	err       error
 	wg        sync.WaitGroup
 
+	probe   keepaliveProbe
 	stats   connCounters
 	logRate logLimiter
 }

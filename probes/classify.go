@@ -119,3 +119,22 @@ func RTTBuckets(profiles ...TimerProfile) []float64 {
 	}
 	return out
 }
+
+// CountResults bins the answered results by RTT and puts every unanswered
+// one in the last bin ("the stack would have given up"). That is right when
+// the probe waited at least the give-up time (DefaultTimeout, 200 s, covers
+// Berkeley SYN's 75 s), which is how the paper's ≥ 75 s shares are read.
+func CountResults(rs []Result, edges []time.Duration) []int {
+	counts := Count(RTTs(rs), edges)
+	for _, r := range rs {
+		if !r.Answered {
+			counts[len(edges)]++
+		}
+	}
+	return counts
+}
+
+// ClassifyResults is Shares(CountResults(rs, edges)).
+func ClassifyResults(rs []Result, edges []time.Duration) []float64 {
+	return Shares(CountResults(rs, edges))
+}

@@ -134,3 +134,19 @@ func TestRTTBuckets(t *testing.T) {
 		t.Error("edges above 200 s must be left out")
 	}
 }
+
+func TestCountResultsPutsUnansweredLast(t *testing.T) {
+	rs := []Result{
+		{Answered: true, RTT: time.Second},
+		{Answered: true, RTT: 30 * time.Second},
+		{Answered: false},
+		{Answered: true, RTT: 90 * time.Second},
+	}
+	edges := Bins(Berkeley(), KindSYN)
+	if got := CountResults(rs, edges); !slices.Equal(got, []int{1, 0, 1, 2}) {
+		t.Fatalf("CountResults = %v", got)
+	}
+	if got := ClassifyResults(rs, edges); !slices.Equal(got, []float64{0.25, 0, 0.25, 0.5}) {
+		t.Fatalf("ClassifyResults = %v", got)
+	}
+}

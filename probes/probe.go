@@ -101,6 +101,7 @@ type Probe struct {
 	retx   []time.Duration // cumulative retransmission times (Retransmit on)
 	giveUp time.Duration   // give-up (Retransmit on) or Timeout (off)
 	model  bool            // Retransmit
+	sendFn func()          // p.sendNext, bound once (a method value allocates)
 
 	mu      sync.Mutex
 	started bool
@@ -171,6 +172,7 @@ func newProbe(kind Kind, clk clock.Clock, out Sender, cfg Config) (*Probe, error
 		byReply: make(map[FiveTuple]int, cfg.Count),
 		done:    make(chan struct{}),
 	}
+	p.sendFn = p.sendNext
 	if kind == KindData {
 		p.payld = cfg.PayloadLen
 		if p.payld == 0 {
@@ -213,7 +215,7 @@ func (p *Probe) Start() error {
 	}
 	p.started = true
 	p.start = p.clk.Now()
-	p.clk.AfterFunc(0, p.sendNext)
+	p.clk.AfterFunc(0, p.sendFn)
 	return nil
 }
 
@@ -248,7 +250,7 @@ func (p *Probe) sendNext() {
 	pkt := p.packet(i, 0, now)
 	p.armLocked(i)
 	if p.next < len(p.flows) {
-		p.clk.AfterFunc(p.start.Add(p.offset(p.next)).Sub(now), p.sendNext)
+		p.clk.AfterFunc(p.start.Add(p.offset(p.next)).Sub(now), p.sendFn)
 	}
 	p.mu.Unlock()
 

@@ -2,8 +2,8 @@ package tcam
 
 import "fmt"
 
-// Move relocates the entry in slot From into slot To.
-type Move struct {
+// move relocates the entry in slot From into slot To.
+type move struct {
 	From, To int
 }
 
@@ -21,7 +21,7 @@ type Move struct {
 type placement struct {
 	slot  int
 	count int    // number of moves, known even when moves were not built
-	moves []Move // nil when the layout was asked only to count
+	moves []move // nil when the layout was asked only to count
 }
 
 // execute carries out a placement on the chip, one write at a time.
@@ -30,18 +30,27 @@ func (t *TCAM) execute(e Entry, p placement) error {
 		return err
 	}
 	for _, mv := range p.moves {
-		moved := t.slots[mv.From].e // the read half of the move
-		t.writeSlot(mv.To, moved)
+		t.moveSlot(mv.From, mv.To)
 	}
-	t.writeSlot(p.slot, e)
+	loc := &locator{}
+	t.where[e.ID] = loc
+	t.writeSlot(p.slot, e, loc)
 	return nil
 }
 
+// moveSlot reads slot from and writes its entry into slot to (one read and
+// one write); from keeps a stale copy until the chain overwrites it.
+func (t *TCAM) moveSlot(from, to int) {
+	src := t.slots[from]
+	t.writeSlot(to, src.e, src.loc)
+}
+
 // writeSlot writes e into slot s and sets its valid bit (one chip write).
-func (t *TCAM) writeSlot(s int, e Entry) {
+func (t *TCAM) writeSlot(s int, e Entry, loc *locator) {
 	t.slots[s].e = e
+	t.slots[s].loc = loc
+	loc.slot = int32(s)
 	t.markValid(s)
-	t.where[e.ID] = int32(s)
 	if t.afterChipWrite != nil {
 		t.afterChipWrite()
 	}

@@ -58,8 +58,8 @@ func checkInvariants(tb testing.TB, tc *TCAM) {
 		if n >= len(tc.valid) || int(tc.valid[n]) != s {
 			tb.Fatalf("valid list %v disagrees with slot %d", tc.valid, s)
 		}
-		if got, ok := tc.where[sl.e.ID]; !ok || int(got) != s {
-			tb.Fatalf("where[%d] = %d,%v, entry sits in slot %d", sl.e.ID, got, ok, s)
+		if got, ok := tc.SlotOf(sl.e.ID); !ok || got != s || tc.where[sl.e.ID] != sl.loc {
+			tb.Fatalf("SlotOf(%d) = %d,%v, entry sits in slot %d", sl.e.ID, got, ok, s)
 		}
 		if prev >= 0 && !tc.tie.Outranks(&tc.slots[prev].e, &sl.e) {
 			tb.Fatalf("slot %d (prio %d id %d) does not outrank slot %d (prio %d id %d)",
@@ -154,4 +154,3 @@ func (u universe) packetNear(t Ternary) Key {
 }
 
 func isErr(err, target error) bool { return errors.Is(err, target) }
-

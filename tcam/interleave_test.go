@@ -143,7 +143,7 @@ func TestWrongMoveOrderIsCaught(t *testing.T) {
 	caught := false
 	// Shift slots 0..39 down by one, top-down (the wrong order).
 	for s := 0; s < 40 && !caught; s++ {
-		tc.writeSlot(s+1, tc.slots[s].e)
+		tc.moveSlot(s, s+1)
 		caught = chk.mismatch(ref) != ""
 	}
 	if !caught {

@@ -20,7 +20,7 @@ type Layout interface {
 	// place plans the insert of e into t (which is not full and does not
 	// hold e.ID). With build false only slot and count are needed, and the
 	// call must be cheap: InsertCost relies on it.
-	place(t *TCAM, e *Entry, build bool) (placement, error)
+	place(t *TCAM, e Entry, build bool) (placement, error)
 }
 
 // Names of the layouts LayoutByName knows.
@@ -91,8 +91,8 @@ func (l orderedLayout) TieBreak() TieBreak { return l.tie }
 // otherwise the run of entries on the growth side shifts one slot toward
 // the nearest free slot on that side, falling back to the other side when
 // the table is packed against that end.
-func (l orderedLayout) place(t *TCAM, e *Entry, build bool) (placement, error) {
-	k := t.outrankedBy(e)
+func (l orderedLayout) place(t *TCAM, e Entry, build bool) (placement, error) {
+	k := t.outrankedBy(&e)
 	a, b := t.slotAtRank(k-1), t.slotAtRank(k)
 	if b-a > 1 {
 		if l.growDown {
@@ -110,7 +110,7 @@ func (l orderedLayout) place(t *TCAM, e *Entry, build bool) (placement, error) {
 		if build {
 			p.moves = t.moveBuf[:0]
 			for s := f - 1; s >= b; s-- { // bottom up: never overwrite a live entry
-				p.moves = append(p.moves, Move{From: s, To: s + 1})
+				p.moves = append(p.moves, move{From: s, To: s + 1})
 			}
 			t.moveBuf = p.moves
 		}
@@ -125,7 +125,7 @@ func (l orderedLayout) place(t *TCAM, e *Entry, build bool) (placement, error) {
 		if build {
 			p.moves = t.moveBuf[:0]
 			for s := g + 1; s <= a; s++ { // top down: never overwrite a live entry
-				p.moves = append(p.moves, Move{From: s, To: s - 1})
+				p.moves = append(p.moves, move{From: s, To: s - 1})
 			}
 			t.moveBuf = p.moves
 		}

@@ -12,10 +12,18 @@ var (
 	ErrNotFound    = errors.New("entry id not present")
 )
 
-// slot is one TCAM word plus its valid bit.
+// slot is one TCAM word plus its valid bit, and (driver side) the locator
+// of the entry it holds.
 type slot struct {
 	e     Entry
 	valid bool
+	loc   *locator
+}
+
+// locator is the driver's record of where an entry lives. Moves update it
+// through the slot's pointer, so a shift of n entries costs no map writes.
+type locator struct {
+	slot int32
 }
 
 // TCAM models a ternary CAM of a fixed number of slots. Lookup returns the
@@ -35,12 +43,12 @@ type TCAM struct {
 	// ordered layouts this is also rank order, which lets InsertCost find
 	// positions and free slots by binary search.
 	valid []int32
-	// where maps an entry ID to the slot that answers for it (the newest
-	// copy while a move has it in two slots).
-	where map[uint64]int32
+	// where maps an entry ID to its locator (the newest copy while a move
+	// has it in two slots).
+	where map[uint64]*locator
 
 	total   Cost
-	moveBuf []Move
+	moveBuf []move
 
 	// afterChipWrite, when set (tests only), runs after every write and
 	// invalidate so lookups can be interleaved with a shift.
@@ -67,7 +75,7 @@ func New(slots int, layout Layout, timing Timing) (*TCAM, error) {
 		timing: timing,
 		slots:  make([]slot, slots),
 		valid:  make([]int32, 0, slots),
-		where:  make(map[uint64]int32, slots),
+		where:  make(map[uint64]*locator, slots),
 	}, nil
 }
 
@@ -96,8 +104,11 @@ func (t *TCAM) Total() Cost { return t.total }
 // SlotOf returns the slot holding entry id. It reads the driver's shadow
 // copy, not the chip, so it costs nothing.
 func (t *TCAM) SlotOf(id uint64) (int, bool) {
-	s, ok := t.where[id]
-	return int(s), ok
+	loc, ok := t.where[id]
+	if !ok {
+		return -1, false
+	}
+	return int(loc.slot), true
 }
 
 // Entries returns the entries in lookup order (from the driver's shadow
@@ -122,6 +133,10 @@ func (t *TCAM) Lookup(k Key) (slotIndex int, e Entry, ok bool) {
 	return -1, Entry{}, false
 }
 
+// RecordLookup charges one lookup without scanning: for callers that got
+// the answer from a Classifier holding the same entries (see Mirror).
+func (t *TCAM) RecordLookup() { t.charge(Cost{Lookups: 1}) }
+
 // Read reads one slot from the chip (one read operation).
 func (t *TCAM) Read(slotIndex int) (Entry, bool, error) {
 	if slotIndex < 0 || slotIndex >= len(t.slots) {
@@ -138,7 +153,7 @@ func (t *TCAM) InsertCost(e Entry) (Cost, error) {
 	if err := t.checkInsertable(e); err != nil {
 		return Cost{}, err
 	}
-	p, err := t.layout.place(t, &e, false)
+	p, err := t.layout.place(t, e, false)
 	if err != nil {
 		return Cost{}, fmt.Errorf("tcam: place id %d with layout %s: %w", e.ID, t.layout.Name(), err)
 	}
@@ -151,7 +166,7 @@ func (t *TCAM) Insert(e Entry) (Cost, error) {
 	if err := t.checkInsertable(e); err != nil {
 		return Cost{}, err
 	}
-	p, err := t.layout.place(t, &e, true)
+	p, err := t.layout.place(t, e, true)
 	if err != nil {
 		return Cost{}, fmt.Errorf("tcam: place id %d with layout %s: %w", e.ID, t.layout.Name(), err)
 	}
@@ -167,12 +182,12 @@ func (t *TCAM) Insert(e Entry) (Cost, error) {
 // operation). The slot becomes a hole that later inserts may reuse; no
 // entry moves.
 func (t *TCAM) Delete(id uint64) (Cost, error) {
-	s, ok := t.where[id]
+	loc, ok := t.where[id]
 	if !ok {
 		return Cost{}, fmt.Errorf("tcam: delete id %d: %w", id, ErrNotFound)
 	}
 	delete(t.where, id)
-	t.invalidate(int(s))
+	t.invalidate(int(loc.slot))
 	c := Cost{Invalidates: 1}
 	c.Cycles = t.timing.Cycles(c)
 	t.charge(c)

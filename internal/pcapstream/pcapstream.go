@@ -9,6 +9,8 @@
 package pcapstream
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -51,7 +53,7 @@ type flow struct {
 	segments []segment
 }
 
-// ReadFile reads a pcap (not pcapng) file and returns its TCP streams in
+// ReadFile reads a pcap or pcapng file and returns its TCP streams in
 // order of first appearance. Directions that carried no payload are
 // omitted. A new SYN on a 4-tuple starts a new stream.
 func ReadFile(path string) ([]Stream, error) {
@@ -63,9 +65,30 @@ func ReadFile(path string) ([]Stream, error) {
 	return Read(f)
 }
 
-// Read is ReadFile on an open reader.
+// packetSource is what both pcapgo readers offer.
+type packetSource interface {
+	ReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+	LinkType() layers.LinkType
+}
+
+// pcapngMagic is the block type of a pcapng Section Header Block.
+var pcapngMagic = []byte{0x0a, 0x0d, 0x0d, 0x0a}
+
+func openSource(r io.Reader) (packetSource, error) {
+	br := bufio.NewReader(r)
+	magic, err := br.Peek(4)
+	if err != nil {
+		return nil, fmt.Errorf("pcapstream: reading magic: %w", err)
+	}
+	if bytes.Equal(magic, pcapngMagic) {
+		return pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)
+	}
+	return pcapgo.NewReader(br)
+}
+
+// Read is ReadFile on an open reader; it accepts pcap and pcapng.
 func Read(r io.Reader) ([]Stream, error) {
-	pr, err := pcapgo.NewReader(r)
+	pr, err := openSource(r)
 	if err != nil {
 		return nil, fmt.Errorf("pcapstream: %w", err)
 	}

@@ -90,7 +90,9 @@ func UndecodedOpenFlowBytes(t testing.TB, pcap string, ports ...int) int {
 		if len(cols) < 3 || cols[0] == "" {
 			continue
 		}
-		payload, err := strconv.Atoi(cols[0])
+		// A PACKET_IN or PACKET_OUT carrying a TCP segment adds the
+		// inner tcp.len after the outer one; only the outer counts.
+		payload, err := strconv.Atoi(splitAgg(cols[0])[0])
 		if err != nil {
 			t.Fatalf("tcp.len %q: %v", cols[0], err)
 		}

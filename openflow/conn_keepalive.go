@@ -1,0 +1,65 @@
+package openflow
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// keepalive state shared between keepaliveLoop and the reader.
+type keepaliveProbe struct {
+	xid    atomic.Uint32 // xid of the outstanding probe, 0 if none
+	sentNs atomic.Int64  // when it was sent, ns since epoch
+}
+
+// keepaliveLoop implements Open vSwitch's inactivity probe: after
+// EchoInterval without receiving anything, send an ECHO_REQUEST; if the
+// peer then stays silent for EchoTimeout, declare it dead and close. Any
+// received byte counts as a sign of life, not just the echo reply.
+func (c *Conn) keepaliveLoop() {
+	defer c.wg.Done()
+	interval, timeout := c.cfg.EchoInterval, c.cfg.EchoTimeout
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	var probedFor int64 = -1 // lastRecv value our outstanding probe is about
+	var probedAt time.Duration
+	for {
+		select {
+		case <-c.closing:
+			return
+		case <-t.C:
+		}
+		now := time.Since(c.epoch)
+		last := c.lastRecv.Load()
+		idle := now - time.Duration(last)
+		switch {
+		case c.readerBlocked.Load():
+			// We are not reading; silence says nothing about the peer.
+			t.Reset(interval)
+		case idle < interval:
+			t.Reset(interval - idle)
+		case probedFor != last:
+			probedFor, probedAt = last, now
+			xid := c.NextXid()
+			c.probe.xid.Store(xid)
+			c.probe.sentNs.Store(int64(now))
+			// A full queue means the peer is not reading our messages; the
+			// timeout below then decides.
+			c.sendControl(&EchoRequest{Header: Header{Xid: xid}})
+			t.Reset(timeout)
+		case now-probedAt >= timeout:
+			c.log.Warn("openflow: peer dead", "idle", idle, "echo_timeout", timeout)
+			c.shutdown(ErrPeerDead)
+			return
+		default:
+			t.Reset(timeout - (now - probedAt))
+		}
+	}
+}
+
+// keepaliveReply records the round-trip time of an answered probe.
+func (c *Conn) keepaliveReply(xid uint32) {
+	if xid != 0 && c.probe.xid.CompareAndSwap(xid, 0) {
+		rtt := time.Since(c.epoch) - time.Duration(c.probe.sentNs.Load())
+		c.stats.echoRTT.Store(int64(rtt))
+	}
+}

@@ -1,0 +1,93 @@
+// Package profile describes a switch model: its local-CPU agent, its TCAM,
+// its data-plane forwarding delay and its control channel. Profiles are
+// YAML files; the calibrated ones are built into the binary (builtin/*.yaml)
+// and any other file can be loaded by path.
+//
+// Durations are YAML strings in Go syntax ("4.2ms", "50us"); a bare number
+// is rejected rather than guessed as nanoseconds or seconds. Unknown keys
+// are errors, so a typo cannot silently leave a default in place.
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pseudocong/pseudocong/agent"
+	"github.com/pseudocong/pseudocong/tcam"
+)
+
+// Profile is one switch model.
+type Profile struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Agent is the local CPU: Packet-In cost, batching, queues, rate limit.
+	Agent agent.Config `yaml:"agent"`
+	// TCAM is the hardware flow table in front of the larger software one.
+	TCAM TCAMConfig `yaml:"tcam"`
+	// Forwarding is the data path of a TCAM hit.
+	Forwarding Forwarding `yaml:"forwarding"`
+	// ControllerChannel is the link between the switch and its controller
+	// (used by the sim backend; live runs have a real one).
+	ControllerChannel ControllerChannel `yaml:"controller_channel"`
+
+	// Source says where the profile came from: "builtin:NAME" or a path.
+	Source string `yaml:"-"`
+}
+
+// TCAMConfig is the TCAM part of a profile.
+type TCAMConfig struct {
+	// Capacity is the number of entries (slots).
+	Capacity int `yaml:"capacity"`
+	// Layout is a tcam.LayoutByName name ("highest-first", "lowest-first").
+	Layout string `yaml:"layout"`
+	// Timing converts chip operations into chip and local-CPU time.
+	Timing tcam.Timing `yaml:"timing"`
+}
+
+// Forwarding is the data-plane part of a profile.
+type Forwarding struct {
+	// HitDelay is the time from ingress to egress for a packet that hits
+	// the TCAM.
+	HitDelay time.Duration `yaml:"hit_delay"`
+}
+
+// ControllerChannel is the control-channel part of a profile.
+type ControllerChannel struct {
+	// Latency is the one-way delay of a message between switch and
+	// controller.
+	Latency time.Duration `yaml:"latency"`
+}
+
+// Validate reports every invalid field, joined into one error.
+func (p *Profile) Validate() error {
+	var errs []error
+	if p.Name == "" {
+		errs = append(errs, errors.New("name: must not be empty"))
+	}
+	if err := p.Agent.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if p.TCAM.Capacity < 1 {
+		errs = append(errs, fmt.Errorf("tcam.capacity %d: must be at least 1", p.TCAM.Capacity))
+	}
+	if _, err := tcam.LayoutByName(p.TCAM.Layout); err != nil {
+		errs = append(errs, fmt.Errorf("tcam.layout: %w", err))
+	}
+	if err := p.TCAM.Timing.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Forwarding.HitDelay < 0 {
+		errs = append(errs, fmt.Errorf("forwarding.hit_delay %v: must not be negative", p.Forwarding.HitDelay))
+	}
+	if p.ControllerChannel.Latency < 0 {
+		errs = append(errs, fmt.Errorf("controller_channel.latency %v: must not be negative", p.ControllerChannel.Latency))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("profile %q: %w", p.Name, errors.Join(errs...))
+	}
+	return nil
+}
+
+// TCAMLayout returns the tcam.Layout the profile names.
+func (p *Profile) TCAMLayout() (tcam.Layout, error) { return tcam.LayoutByName(p.TCAM.Layout) }

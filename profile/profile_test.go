@@ -1,0 +1,165 @@
+package profile
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/pseudocong/pseudocong/agent"
+	"github.com/pseudocong/pseudocong/internal/clock"
+)
+
+func TestBuiltinsLoadAndValidate(t *testing.T) {
+	names := Names()
+	if !slices.Equal(names, []string{"ideal", "pica8-p3297"}) {
+		t.Fatalf("built-in profiles %v", names)
+	}
+	for _, name := range names {
+		p, err := Load(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if p.Name != name || p.Source != "builtin:"+name {
+			t.Errorf("%s: name %q source %q", name, p.Name, p.Source)
+		}
+		if _, err := agent.New(clock.NewSim(time.Time{}), p.Agent, agent.OutputFunc(func([]agent.PacketIn) {}), nil); err != nil {
+			t.Errorf("%s: agent.New: %v", name, err)
+		}
+		if _, err := p.TCAMLayout(); err != nil {
+			t.Errorf("%s: layout: %v", name, err)
+		}
+	}
+}
+
+// The Pica8 numbers are the calibrated ones of CALIBRATION-NOTES.md and
+// paper 000 §2.1; a stray edit of the YAML fails here.
+func TestPica8Constants(t *testing.T) {
+	p, err := Load("pica8-p3297")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		{"packet_in_cost", p.Agent.PacketInCost, 4200 * time.Microsecond},
+		{"batch_size", p.Agent.BatchSize, 25},
+		{"flush_period > B·p", p.Agent.FlushPeriod > time.Duration(p.Agent.BatchSize)*p.Agent.PacketInCost, true},
+		{"miss_queue_limit ≥ 381", p.Agent.MissQueueLimit >= 381, true},
+		{"capacity", p.TCAM.Capacity, 4000},
+		{"layout", p.TCAM.Layout, "highest-first"},
+		{"driver_per_write", p.TCAM.Timing.DriverPerWrite, 300 * time.Microsecond},
+		{"driver_per_move", p.TCAM.Timing.DriverPerMove, 16 * time.Microsecond},
+		{"hit_delay", p.Forwarding.HitDelay, 50 * time.Microsecond},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// Every built-in file states every knob: nothing is left to a zero value by
+// omission.
+func TestBuiltinsSetEveryKey(t *testing.T) {
+	want := yamlKeys(reflect.TypeOf(Profile{}), "")
+	for _, name := range Names() {
+		data, err := builtin.ReadFile("builtin/" + name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		got := docKeys(doc, "")
+		for _, k := range want {
+			if !slices.Contains(got, k) {
+				t.Errorf("%s: key %s not set", name, k)
+			}
+		}
+	}
+}
+
+func yamlKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag == "-" || tag == "" {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Time{}) {
+			keys = append(keys, yamlKeys(f.Type, prefix+tag+".")...)
+			continue
+		}
+		keys = append(keys, prefix+tag)
+	}
+	return keys
+}
+
+func docKeys(m map[string]any, prefix string) []string {
+	var keys []string
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			keys = append(keys, docKeys(sub, prefix+k+".")...)
+			continue
+		}
+		keys = append(keys, prefix+k)
+	}
+	return keys
+}
+
+func TestLoadErrors(t *testing.T) {
+	valid, err := builtin.ReadFile("builtin/pica8-p3297.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	edit := func(old, new string) string {
+		if !strings.Contains(string(valid), old) {
+			t.Fatalf("fixture: %q not in the pica8 profile", old)
+		}
+		return strings.Replace(string(valid), old, new, 1)
+	}
+	for _, tc := range []struct {
+		name, arg, wantErr string
+	}{
+		{"unknown name lists the built-ins", "pica9", "built-in: ideal, pica8-p3297"},
+		{"missing file", filepath.Join(dir, "nope.yaml"), "no such file"},
+		{"unknown key", write("typo.yaml", edit("batch_size: 25", "batch_sise: 25")), "batch_sise"},
+		{"bare number duration", write("num.yaml", edit("packet_in_cost: 4.2ms", "packet_in_cost: 4200")), "time.Duration"},
+		{"bad duration", write("dur.yaml", edit("hit_delay: 50us", "hit_delay: fast")), "`fast` into time.Duration"},
+		{"agent validation", write("b0.yaml", edit("batch_size: 25", "batch_size: 0")), "batch_size 0"},
+		{"layout validation", write("lay.yaml", edit("layout: highest-first", "layout: sideways")), "sideways"},
+		{"tcam capacity", write("cap.yaml", edit("capacity: 4000", "capacity: 0")), "tcam.capacity"},
+		{"negative latency", write("lat.yaml", edit("latency: 100us", "latency: -1ms")), "controller_channel.latency"},
+		{"empty", write("empty.yaml", ""), "empty document"},
+		{"two documents", write("two.yaml", string(valid)+"\n---\nname: x\n"), "more than one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(tc.arg)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Load(%q) error %v, want one containing %q", tc.arg, err, tc.wantErr)
+			}
+		})
+	}
+	// A valid file loads by path, with its path as Source.
+	p := write("mine.yaml", edit("name: pica8-p3297", "name: mine"))
+	got, err := Load(p)
+	if err != nil || got.Name != "mine" || got.Source != p {
+		t.Errorf("Load(%q) = %+v, %v", p, got, err)
+	}
+}

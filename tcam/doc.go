@@ -1,0 +1,93 @@
+// Package tcam models the TCAM of an OpenFlow switch chip and provides a
+// software classifier that gives the same answers fast.
+//
+// # The model
+//
+// A TCAM has a fixed number of slots. Each slot holds a ternary word over
+// the OpenFlow 1.0 match key (Key: value and care-mask, see key.go), a
+// valid bit and an action pointer (Entry.ID). A lookup compares the key
+// with every slot in parallel and the priority encoder returns the first,
+// i.e. lowest-index, matching valid slot: one lookup operation, one cycle.
+// The TCAM has no notion of priority; the driver gets priorities right by
+// where it puts entries, and that placement policy is a Layout.
+//
+// Every chip operation is counted in a Cost: lookups, writes, reads,
+// invalidates and moves, where a move (relocating an entry to another slot)
+// is one read plus one write. A Timing turns a Cost into time in two parts:
+// chip time (cycles at the chip clock) and the driver's time on the
+// switch's local CPU, which on real switches dominates (paper 000's Pica8:
+// about 0.3 ms per install plus about 16 µs per moved entry; see
+// Pica8Timing). The agent charges the CPU part to the local CPU's time
+// line. InsertCost prices an insert without doing it, in O(log n).
+//
+// # Layouts
+//
+// highest-first (the default; Broadcom, as in paper 000): entries sorted by
+// descending priority from slot 0, free space after them. A new entry goes
+// right after the last entry that outranks it — after existing entries of
+// equal priority, so equal-priority inserts cost nothing and the earlier
+// rule wins ties (TieBreak LowerIDWins). If that slot is taken, every entry
+// from there to the nearest free slot below moves down one slot. N inserts
+// in ascending priority therefore cost N(N−1)/2 moves; constant or
+// descending priorities cost none.
+//
+// lowest-first: the mirror. The driver places the lowest priority first at
+// the far end of the table (the last slot) and grows the table toward slot
+// 0. Because the priority encoder still favours low slots, higher
+// priorities still sit at lower indices; the free space is before the
+// entries instead of after them. A new entry goes right before the first
+// entry it outranks, i.e. before existing equal priorities, so the later
+// rule wins ties (TieBreak HigherIDWins); otherwise entries shift up toward
+// the nearest free slot above. Descending inserts cost N(N−1)/2 moves,
+// constant or ascending ones none. The tie rule differs between the two
+// layouts because in both the new entry goes on the free-space side of its
+// equals — the only way equal-priority inserts can be free.
+//
+// Deletes only clear the valid bit (one invalidate, no moves). The hole is
+// reused by a later insert that belongs there, and stops a shift early:
+// a shift only runs to the nearest free slot. If no slot is free on a
+// layout's growth side, the shift runs the other way instead.
+//
+// A new layout (for example a move-minimising one, as paper 000's future
+// work asks for) implements Layout in this package and is added to
+// LayoutByName; the executor, the cost accounting and the tests stay.
+//
+// # Move order: lookups never see a wrong answer
+//
+// A real chip keeps forwarding while the driver rewrites slots, so every
+// intermediate state must answer every lookup correctly. A layout's plan is
+// a chain of moves executed one chip write at a time: the first move copies
+// an entry into a free slot, each later move copies into the slot the
+// previous one copied from, and the new entry is written last into the slot
+// the last move copied from. For a shift down that means bottom up: the
+// last entry of the run is written into the free slot below it, then the
+// one above it into its old slot, and so on up to the insert position.
+// After each write exactly one entry is present twice, in adjacent slots,
+// and nothing is missing, so the
+// sequence of distinct entries seen in lookup order — and with it the
+// first match for every key — is exactly that of the old table. The final
+// write replaces a duplicate with the new entry, switching atomically to
+// the new table. Shifts up are the mirror (top down). Doing a shift in the
+// other order overwrites an entry before it has been copied and loses it;
+// interleave_test.go checks the right order after every single chip write
+// and checks that the wrong order is caught.
+//
+// # Software lookups
+//
+// The model's Lookup scans the slots; that is the reference, not something
+// to run per packet. Classifier is a tuple-space search (as in Open
+// vSwitch): one hash table per distinct mask, probed in order of the best
+// entry each holds, stopping when no remaining table can win, with a
+// bounded exact-match cache in front that is invalidated by a generation
+// counter on every change. Given the same TieBreak and entries it answers
+// exactly as the TCAM does; the property test checks TCAM, classifier and
+// a naive reference against each other. Mirror keeps a TCAM and a
+// classifier in step, answering lookups from the classifier while
+// charging the TCAM for them.
+//
+// Priorities are uint32 so callers can map OpenFlow 1.0's rule that
+// exact-match entries outrank all wildcard entries into the number itself
+// (see Entry).
+//
+// Nothing here is safe for concurrent use; the switch pipeline owns it.
+package tcam

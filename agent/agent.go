@@ -32,6 +32,7 @@ type Agent struct {
 
 	batch       []PacketIn
 	flushTimer  clock.Timer
+	flushGen    uint64    // identifies the armed flush timer
 	flushAnchor time.Time // the flush timer ticks at flushAnchor + k·FlushPeriod
 
 	stats counters

@@ -51,7 +51,9 @@ func (a *Agent) addToBatchLocked(p PacketIn, now time.Time) {
 		return
 	}
 	if a.flushTimer == nil {
-		a.flushTimer = a.clk.AfterFunc(a.nextTick(now).Sub(now), a.flushTick)
+		a.flushGen++
+		gen := a.flushGen
+		a.flushTimer = a.clk.AfterFunc(a.nextTick(now).Sub(now), func() { a.flushTick(gen) })
 	}
 }
 
@@ -64,13 +66,16 @@ func (a *Agent) nextTick(now time.Time) time.Time {
 	return a.flushAnchor.Add(k * period)
 }
 
-func (a *Agent) flushTick() {
+// flushTick is the timer firing. gen identifies the arming: on the wall
+// clock a timer whose Stop came too late still runs, and must not act for
+// (or forget) the timer armed after it.
+func (a *Agent) flushTick(gen uint64) {
 	a.mu.Lock()
-	a.flushTimer = nil
-	if a.stopped {
+	if a.stopped || gen != a.flushGen {
 		a.mu.Unlock()
 		return
 	}
+	a.flushTimer = nil
 	if len(a.batch) > 0 {
 		a.flushLocked(a.clk.Now(), triggerTimer)
 	}
@@ -94,6 +99,7 @@ func (a *Agent) flushLocked(now time.Time, trigger string) {
 		if a.flushTimer != nil {
 			a.flushTimer.Stop()
 			a.flushTimer = nil
+			a.flushGen++
 		}
 	}
 	if a.m != nil {

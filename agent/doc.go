@@ -35,9 +35,9 @@
 //     backlog (all 400 misses arrive within 80 ms at 5 000 pps), so all
 //     packets are released together at the end (≈1.7 s) and no staircase
 //     appears; TestSchedulingPolicyShapesTable1 shows both.
-//     It is also what an agent's event loop does: work that frees the data
-//     path (a rule install releases waiting packets) is served before new
-//     upcalls.
+//     It is also a plausible reading of an agent's event loop: work that
+//     frees the data path (a rule install releases waiting packets) is
+//     served before new upcalls.
 //   - fifo: one queue in arrival order, kept for comparison experiments.
 //
 // # Batching
@@ -45,10 +45,10 @@
 // The flush timer is periodic (period FlushPeriod, running from New) and a
 // send triggered by the count restarts it. So:
 //   - at low rates (10/100 pps, Fig. 4) the timer does the sending and each
-//     Packet-In waits for the next tick: the wait varies with the phase of
-//     the miss (the periodic jitter of Fig. 4), unlike a timer started by
-//     the first queued entry, which would give every Packet-In the same
-//     wait;
+//     Packet-In waits for the next tick, so its wait depends on its phase
+//     against the timer: the periodic jitter of Fig. 4, which
+//     CALIBRATION-NOTES reads as a periodic timer rather than one started
+//     by the first queued entry;
 //   - at high rates a full batch restarts the timer, so with FlushPeriod
 //     above B·p (25 × 4.2 ms = 105 ms) every batch leaves full, as Table 1
 //     reports (CALIBRATION-NOTES: "the flush timer must exceed ≈105 ms").

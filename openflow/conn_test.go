@@ -617,25 +617,32 @@ func TestBackPressure(t *testing.T) {
 	}
 	defer c.Close()
 
-	// The writer takes the first message and blocks in Write (nobody
-	// reads the pipe); four more fill the queue.
-	sent := 0
+	// The writer takes a first batch and blocks in Write (nobody reads the
+	// pipe); then WriteQueue more fill the queue. The queue counts as full
+	// once it stays full for 20 ms (the writer may not have run yet).
+	sent, fullTwice := 0, false
 	deadline := time.Now().Add(2 * time.Second)
-	for {
+	for !fullTwice {
 		err := c.SendNonBlocking(&BarrierRequest{})
-		if errors.Is(err, ErrQueueFull) {
-			break
-		}
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrQueueFull):
+			time.Sleep(20 * time.Millisecond)
+			if err = c.SendNonBlocking(&BarrierRequest{}); errors.Is(err, ErrQueueFull) {
+				fullTwice = true
+			} else if err == nil {
+				sent++
+			}
+		case err != nil:
 			t.Fatal(err)
+		default:
+			sent++
 		}
-		sent++
 		if time.Now().After(deadline) {
 			t.Fatalf("queue never filled after %d sends", sent)
 		}
 	}
-	if sent < cfg.WriteQueue || sent > cfg.WriteQueue+1 {
-		t.Fatalf("queue took %d messages, want %d or %d", sent, cfg.WriteQueue, cfg.WriteQueue+1)
+	if sent < cfg.WriteQueue+1 || sent > 2*cfg.WriteQueue {
+		t.Fatalf("queue took %d messages, want %d..%d", sent, cfg.WriteQueue+1, 2*cfg.WriteQueue)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()

@@ -1,0 +1,152 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/pseudocong/pseudocong/openflow"
+)
+
+// Metrics are the controller's Prometheus metrics (namespace pseudocong,
+// subsystem controller). A nil *Metrics is valid and records nothing, so
+// tests and the simulator can leave it out.
+type Metrics struct {
+	handling       prometheus.Histogram
+	messages       [2][numTypeLabels]prometheus.Counter // [direction][type]
+	connected      prometheus.Gauge
+	flowMods       prometheus.Counter
+	errorsReceived *prometheus.CounterVec
+	protocolErrors prometheus.Counter
+	macsDropped    prometheus.Counter
+}
+
+const (
+	dirIn  = 0
+	dirOut = 1
+	// numTypeLabels covers OpenFlow 1.0's 22 types plus one "UNKNOWN"
+	// bucket, so a hostile peer cannot grow the label set.
+	numTypeLabels = int(openflow.TypeQueueGetConfigReply) + 2
+	unknownType   = numTypeLabels - 1
+)
+
+// HandlingBuckets are the bounds of the Packet-In handling histogram:
+// 10 µs to 10 s, about three buckets per decade, wide enough for a
+// loopback controller (tens of µs) and for the paper's batched
+// Packet-Ins (seconds).
+var HandlingBuckets = prometheus.ExponentialBucketsRange(10e-6, 10, 19)
+
+// NewMetrics creates the metrics and registers them with reg (which may be
+// nil for unregistered metrics).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	const ns, sub = "pseudocong", "controller"
+	m := &Metrics{
+		handling: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: ns, Subsystem: sub, Name: "packet_in_handling_seconds",
+			Help:    "Time from receiving a PACKET_IN to sending the FLOW_MOD it caused (controller clock).",
+			Buckets: HandlingBuckets,
+		}),
+		connected: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "connected_switches",
+			Help: "Switches that completed the OpenFlow handshake and are connected.",
+		}),
+		flowMods: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "flow_mods_total",
+			Help: "FLOW_MOD messages sent to switches.",
+		}),
+		errorsReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "errors_received_total",
+			Help: "OpenFlow ERROR messages received from switches, by error type.",
+		}, []string{"type"}),
+		protocolErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "protocol_errors_total",
+			Help: "Malformed or unsupported messages received from switches (answered with an ERROR or a close).",
+		}),
+		macsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "mac_learning_dropped_total",
+			Help: "Source MACs not learned because the switch's MAC table was full.",
+		}),
+	}
+	messages := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "messages_total",
+		Help: "OpenFlow messages exchanged with switches, by direction (in = from switches) and type.",
+	}, []string{"direction", "type"})
+	// Resolve every label pair once: the hot path then costs one atomic add.
+	for d, dir := range []string{"in", "out"} {
+		for t := range numTypeLabels {
+			name := "UNKNOWN"
+			if t != unknownType {
+				name = openflow.Type(t).String()
+			}
+			m.messages[d][t] = messages.WithLabelValues(dir, name)
+		}
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.handling, messages, m.connected, m.flowMods, m.errorsReceived, m.protocolErrors, m.macsDropped} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("controller metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}
+
+func typeLabel(t openflow.Type) int {
+	if int(t) < unknownType {
+		return int(t)
+	}
+	return unknownType
+}
+
+// MessageIn counts a message received from a switch.
+func (m *Metrics) MessageIn(t openflow.Type) {
+	if m != nil {
+		m.messages[dirIn][typeLabel(t)].Inc()
+	}
+}
+
+// MessageOut counts a message sent to a switch.
+func (m *Metrics) MessageOut(t openflow.Type) {
+	if m == nil {
+		return
+	}
+	m.messages[dirOut][typeLabel(t)].Inc()
+	if t == openflow.TypeFlowMod {
+		m.flowMods.Inc()
+	}
+}
+
+// ProtocolError counts a malformed or unsupported message from a switch.
+func (m *Metrics) ProtocolError() {
+	if m != nil {
+		m.protocolErrors.Inc()
+	}
+}
+
+func (m *Metrics) observeHandling(d time.Duration) {
+	if m != nil {
+		m.handling.Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) switchConnected(delta float64) {
+	if m != nil {
+		m.connected.Add(delta)
+	}
+}
+
+func (m *Metrics) errorReceived(t openflow.ErrorType) {
+	if m != nil {
+		label := "UNKNOWN"
+		if t <= openflow.ErrorTypeQueueOpFailed {
+			label = t.String()
+		}
+		m.errorsReceived.WithLabelValues(label).Inc()
+	}
+}
+
+func (m *Metrics) macDropped() {
+	if m != nil {
+		m.macsDropped.Inc()
+	}
+}

@@ -1,0 +1,45 @@
+// Package controller is the OpenFlow 1.0 controller: a sans-I/O core that
+// turns switch messages into app calls and measures how long a Packet-In
+// takes to become a FLOW_MOD, the apps (reactive L2 learning with a
+// per-flow installer, proactive rule pusher), and a TCP shell that serves
+// many switches at once.
+//
+// The core never touches a socket or the wall clock: the TCP shell
+// (Server) and the simulator both hand it a Switch and feed it decoded
+// messages, and time comes from a clock.Clock. So the live controller and
+// the simulated one are the same code.
+package controller
+
+import "github.com/pseudocong/pseudocong/openflow"
+
+// Switch is one connected switch as an app sees it. The TCP shell
+// implements it over a socket; the simulator over an in-memory channel
+// that carries the encoded bytes.
+type Switch interface {
+	// DPID is the datapath id from the FEATURES_REPLY.
+	DPID() uint64
+	// Send encodes m and queues it for the switch. The encoding happens
+	// before Send returns, so the caller may reuse m (and everything it
+	// points to) afterwards.
+	Send(m openflow.Message) error
+	// Features is the FEATURES_REPLY of the handshake. Do not modify it.
+	Features() *openflow.FeaturesReply
+}
+
+// App is controller logic (reactive forwarding, a proactive rule pusher).
+//
+// Calls for one switch come from one goroutine at a time and in arrival
+// order (the switch's reading goroutine in the TCP shell, the scheduler in
+// the simulator); calls for different switches may run concurrently.
+// Messages, and byte slices inside them such as PacketIn.Data, are only
+// valid during the call: copy what must be kept.
+type App interface {
+	// SwitchConnected is called once the handshake is done, before any
+	// HandleMessage for that switch.
+	SwitchConnected(sw Switch)
+	// SwitchDisconnected is the last call for sw.
+	SwitchDisconnected(sw Switch)
+	// HandleMessage gets every message of the switch except the ones the
+	// core answers itself (ECHO_REQUEST, ECHO_REPLY, HELLO).
+	HandleMessage(sw Switch, m openflow.Message)
+}

@@ -67,7 +67,9 @@ func TestUnmarshalRejects(t *testing.T) {
 		{"flow mod output with len 16", withAction(flowMod, make16(0, 16)), isAction},
 		{"flow mod dl_src with len 8", withAction(flowMod, []byte{0, 4, 0, 8, 1, 2, 3, 4}), isAction},
 		{"flow mod unknown action 12", withAction(flowMod, []byte{0, 12, 0, 8, 0, 0, 0, 0}),
-			func(err error) bool { return errors.As(err, &unknownAct) && unknownAct.Type == 12 && errors.As(err, &actionErr) }},
+			func(err error) bool {
+				return errors.As(err, &unknownAct) && unknownAct.Type == 12 && errors.As(err, &actionErr)
+			}},
 		{"flow mod vendor action short", withAction(flowMod, []byte{0xff, 0xff, 0, 8, 0, 0, 0x23}), isAction},
 		{"packet out actions_len beyond message", func() []byte {
 			b := append([]byte{}, packetOut...)

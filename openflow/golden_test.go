@@ -41,8 +41,8 @@ var (
 		"nw_src", "nw_dst", "nw_tos", "tp_src", "tp_dst", "enqueue", "vendor"}
 
 	matchTCP = of.Match{
-		Wildcards: of.WildcardAll &^ (of.WildcardInPort | of.WildcardDlType | of.WildcardNwProto | of.WildcardTpDst |
-			of.WildcardNwSrcMask | of.WildcardNwDstMask) | 8<<of.WildcardNwSrcShift,
+		Wildcards: of.WildcardAll&^(of.WildcardInPort|of.WildcardDlType|of.WildcardNwProto|of.WildcardTpDst|
+			of.WildcardNwSrcMask|of.WildcardNwDstMask) | 8<<of.WildcardNwSrcShift,
 		InPort: 1, DlType: 0x0800, NwProto: 6, NwSrc: 0x0a000000, NwDst: 0x0a000002, TpDst: 80,
 	}
 	matchExact = of.Match{

@@ -176,3 +176,21 @@ func TestActionVendorPadding(t *testing.T) {
 		t.Fatalf("got % x, want % x", got, want)
 	}
 }
+
+func TestFlowModString(t *testing.T) {
+	m := &of.FlowMod{Priority: 100, IdleTimeout: 10, Match: of.Match{
+		Wildcards: of.WildcardAll &^ (of.WildcardDlType | of.WildcardNwProto | of.WildcardTpDst | of.WildcardNwDstMask),
+		DlType:    0x0800, NwProto: 6, NwDst: 0x0a000002, TpDst: 80},
+		Actions: []of.Action{of.ActionOutput{Port: 2}}}
+	if got, want := m.String(), "idle_timeout=10,priority=100,tcp,nw_dst=10.0.0.2,tp_dst=80,actions=output:2"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	del := &of.FlowMod{Match: of.MatchAll(), Cookie: 0xab, HardTimeout: 5}
+	if got, want := del.String(), "cookie=0xab,hard_timeout=5,priority=0,actions=drop"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	fs := &of.FlowStats{Priority: 7, Match: of.MatchAll(), Actions: []of.Action{of.ActionOutput{Port: of.PortFlood}}}
+	if got, want := fs.String(), "priority=7,actions=FLOOD"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -17,7 +17,6 @@ func match(edit func(m *openflow.Match)) openflow.Match {
 	return m
 }
 
-
 func TestParseFlow(t *testing.T) {
 	tests := []struct {
 		in   string

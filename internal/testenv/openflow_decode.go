@@ -34,6 +34,21 @@ type OpenFlowRecord struct {
 	Expert []string
 }
 
+// ofptFlowModNoActionsLen is the size of an OF1.0 FLOW_MOD without
+// actions (8 header + 40 match + 24 body).
+const ofptFlowModNoActionsLen = 72
+
+// Broken reports whether Wireshark flagged the message's frame as
+// malformed or with an error-level expert item, ignoring Wireshark 4.0's
+// known false positive: it calls every valid 72-byte FLOW_MOD (no actions,
+// e.g. a DELETE) malformed.
+func (r OpenFlowRecord) Broken() bool {
+	if r.Type == 14 && r.Length == ofptFlowModNoActionsLen {
+		return false
+	}
+	return r.Malformed || r.MaxSeverity >= SeverityError
+}
+
 // The order of these fields is the column order parseOpenFlowFields reads.
 var openFlowFields = []string{
 	"frame.number", "openflow.version", "openflow_1_0.type", "openflow.xid",

@@ -132,7 +132,7 @@ func pingThroughTestController(t *testing.T, made *leftovers) {
 		if r.Version != 1 {
 			t.Errorf("frame %d: version %d in an OpenFlow 1.0 channel", r.Frame, r.Version)
 		}
-		if r.Malformed || r.MaxSeverity >= SeverityError {
+		if r.Broken() {
 			t.Errorf("frame %d: type %d length %d malformed=%v severity %#x %v",
 				r.Frame, r.Type, r.Length, r.Malformed, r.MaxSeverity, r.Expert)
 		}
@@ -340,5 +340,78 @@ func TestNetnsDoEntersAndLeaves(t *testing.T) {
 	out, err := ns.Exec("ss", "-Hltn", fmt.Sprintf("sport = :%d", port))
 	if err != nil || !strings.Contains(out, "10.9.0.1:"+strconv.Itoa(port)) {
 		t.Errorf("listener opened in Do not in %s: %q %v", ns.Name, out, err)
+	}
+}
+
+// TestDecodeOpenFlowFlagsBrokenStreams proves the capture oracle can fail:
+// a FEATURES_REPLY cut to its header is reported Broken, and a message
+// whose length field overstates its size hides the rest of the stream
+// from the dissector, which UndecodedOpenFlowBytes exposes.
+func TestDecodeOpenFlowFlagsBrokenStreams(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	capture := StartTshark(t, "lo", port)
+
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if peer, ok := <-accepted; ok {
+		defer peer.Close()
+	}
+	writes := [][]byte{
+		{1, 0, 0, 8, 0, 0, 0, 1},                   // HELLO xid 1: fine
+		{1, 6, 0, 8, 0, 0, 0, 2},                   // FEATURES_REPLY without its body
+		{1, 2, 0, 64, 0, 0, 0, 3, 0xde, 0xad},      // ECHO_REQUEST claiming 64 bytes, sending 10
+		{1, 0, 0, 8, 0, 0, 0, 4, 1, 0, 0, 8, 0, 0}, // more bytes swallowed by reassembly
+	}
+	for _, w := range writes {
+		if _, err := c.Write(w); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // one segment per write
+	}
+	if err := capture.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	recs := DecodeOpenFlow(t, capture.File, port)
+	var broken, hello int
+	for _, r := range recs {
+		if r.Broken() {
+			broken++
+			if r.Type != ofptFeaturesReply {
+				t.Errorf("unexpected broken message %+v", r)
+			}
+		}
+		if r.Type == ofptHello && r.XID == 1 && !r.Broken() {
+			hello++
+		}
+	}
+	if broken != 1 || hello != 1 {
+		t.Errorf("want the clean HELLO and one broken FEATURES_REPLY, got %+v", recs)
+	}
+	sent := 0
+	for _, w := range writes {
+		sent += len(w)
+	}
+	// Decoded: HELLO 8 + FEATURES_REPLY 8; the rest is stuck in reassembly.
+	if got, want := UndecodedOpenFlowBytes(t, capture.File, port), sent-16; got != want {
+		t.Errorf("UndecodedOpenFlowBytes = %d, want %d", got, want)
 	}
 }

@@ -142,3 +142,22 @@ func TestScrapeConfigIsValidYAML(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenFlowRecordBroken(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    OpenFlowRecord
+		want bool
+	}{
+		{"clean", OpenFlowRecord{Type: 0, Length: 8}, false},
+		{"undissected body is a warning", OpenFlowRecord{Type: 1, Length: 12, MaxSeverity: SeverityWarning}, false},
+		{"malformed", OpenFlowRecord{Type: 6, Length: 8, Malformed: true, MaxSeverity: SeverityError}, true},
+		{"error expert without malformed", OpenFlowRecord{Type: 10, Length: 20, MaxSeverity: SeverityError}, true},
+		{"72-byte FLOW_MOD false positive", OpenFlowRecord{Type: 14, Length: 72, Malformed: true, MaxSeverity: SeverityError}, false},
+		{"malformed FLOW_MOD of another length", OpenFlowRecord{Type: 14, Length: 80, Malformed: true}, true},
+	} {
+		if got := tc.r.Broken(); got != tc.want {
+			t.Errorf("%s: Broken() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -32,7 +32,8 @@ const captureSettle = 300 * time.Millisecond
 
 // StartTshark captures TCP traffic on iface to or from any of ports (all
 // TCP if none) into a file in a temporary directory. It returns once tshark
-// reports "Capturing on", so traffic sent afterwards is recorded. Cleanup
+// reports that dumpcap capture started, so traffic sent afterwards is
+// recorded. Cleanup
 // stops it if the test did not.
 func StartTshark(t testing.TB, iface string, ports ...int) *Capture {
 	t.Helper()
@@ -89,7 +90,12 @@ func portFilter(ports []int) string {
 	return strings.Join(parts, " or ")
 }
 
-// readStderr copies tshark's stderr, signals ready on "Capturing on", and
+// captureStarted is what tshark logs once dumpcap has opened the device and
+// the file. Its earlier "Capturing on ..." line is printed before dumpcap
+// even starts, so traffic sent right after it can be missed.
+const captureStarted = "Capture started."
+
+// readStderr copies tshark's stderr, signals ready on captureStarted, and
 // reaps the process once stderr closes.
 func (c *Capture) readStderr(r io.Reader, ready chan struct{}) {
 	sc := bufio.NewScanner(r)
@@ -97,7 +103,7 @@ func (c *Capture) readStderr(r io.Reader, ready chan struct{}) {
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(c.stderr, line)
-		if !signalled && strings.Contains(line, "Capturing on") {
+		if !signalled && strings.Contains(line, captureStarted) {
 			close(ready)
 			signalled = true
 		}

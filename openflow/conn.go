@@ -49,7 +49,8 @@ type ConnConfig struct {
 	WriteQueueBytes int
 	// ReadQueue is the number of received messages buffered for
 	// ReadMessage/Serve; when full, the connection stops reading and TCP
-	// flow control pushes back on the peer. Default 1024.
+	// flow control pushes back on the peer. Default 256 (at most 16 MiB of
+	// 64 KiB messages).
 	ReadQueue int
 	// MaxMessageLen is the largest message accepted; longer ones are
 	// skipped and answered with BAD_REQUEST/BAD_LEN. Default and maximum
@@ -83,7 +84,7 @@ func (cfg ConnConfig) withDefaults() ConnConfig {
 	}
 	defInt(&cfg.WriteQueue, 4096)
 	defInt(&cfg.WriteQueueBytes, 4<<20)
-	defInt(&cfg.ReadQueue, 1024)
+	defInt(&cfg.ReadQueue, 256)
 	defInt(&cfg.MaxMessageLen, MaxMessageLen)
 	if cfg.MaxMessageLen > MaxMessageLen {
 		cfg.MaxMessageLen = MaxMessageLen
@@ -134,8 +135,9 @@ type Conn struct {
 
 	inbox chan Message
 
-	startMu sync.Mutex
-	started bool
+	startMu     sync.Mutex
+	started     bool
+	handshaking atomic.Bool // Handshake was called
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when shutdown begins
@@ -225,7 +227,12 @@ func (c *Conn) shutdown(cause error) {
 		c.errMu.Lock()
 		c.err = cause
 		c.errMu.Unlock()
-		if cause != ErrClosed {
+		switch {
+		case cause == ErrClosed:
+		case errors.Is(cause, io.EOF):
+			// Normal for ovs-ofctl, which opens a connection per command.
+			c.log.Debug("openflow connection closed by peer")
+		default:
 			c.log.Info("openflow connection closing", "err", cause)
 		}
 		dl := time.Now().Add(c.cfg.CloseTimeout)

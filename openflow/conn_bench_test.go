@@ -113,7 +113,8 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 // BenchmarkSend measures the enqueue path alone (encoding into the write
 // buffer) with a peer that drains the socket.
 func BenchmarkSend(b *testing.B) {
-	sw, _ := benchPair(b, "tcp")
+	sw, ctl := benchPair(b, "tcp")
+	go ctl.Serve(HandlerFunc(func(*Conn, Message) {}))
 	fm := &FlowMod{Header: Header{Xid: 1}, Command: FlowModAdd, BufferID: NoBuffer, OutPort: PortNone,
 		Actions: []Action{ActionOutput{Port: 2}}}
 	b.ReportAllocs()

@@ -30,6 +30,9 @@ const helloElemVersionBitmap = 1
 // ERROR HELLO_FAILED/INCOMPATIBLE with an explanation, and the connection
 // is closed. On any failure the connection is closed and Err says why.
 func (c *Conn) Handshake(ctx context.Context) error {
+	if !c.handshaking.CompareAndSwap(false, true) {
+		return errors.New("openflow: Handshake called twice")
+	}
 	err := c.handshake(ctx)
 	if err != nil {
 		c.shutdown(err)

@@ -286,6 +286,16 @@ func TestEchoAnsweredAutomatically(t *testing.T) {
 	if Type(f[1]) != TypeEchoReply || xidOf(f) != 0xdeadbeef || !bytes.Equal(f[8:], data) {
 		t.Fatalf("bad echo reply %x", f[:16])
 	}
+	// A reply keeps the request's xid even when it is 0 (ovs-ofctl probe
+	// sends xid 0 and rejects any other), and so does an ERROR.
+	p.write(rawMsg(TypeEchoRequest, 0, nil))
+	if f := p.next(); Type(f[1]) != TypeEchoReply || xidOf(f) != 0 {
+		t.Fatalf("echo reply to xid 0: %x", f)
+	}
+	p.write(rawMsg(Type(99), 0, nil))
+	if e := p.expectError(ErrorTypeBadRequest, uint16(BadRequestBadType)); e.Xid != 0 {
+		t.Fatalf("ERROR for xid 0 has xid %d", e.Xid)
+	}
 	// An echo is not an application message.
 	p.write(rawMsg(TypeBarrierRequest, 1, nil))
 	if m, _ := c.ReadMessage(); m.MsgType() != TypeBarrierRequest {
@@ -759,4 +769,20 @@ func TestReplyAfterTimeoutGoesToApp(t *testing.T) {
 	if err != nil || m.MsgType() != TypeFeaturesReply || m.GetXid() != req.Xid {
 		t.Fatalf("late reply: %v %v", m, err)
 	}
+}
+
+// TestNoErrorForError: a malformed ERROR is counted but never answered,
+// so two confused peers cannot ping-pong errors forever.
+func TestNoErrorForError(t *testing.T) {
+	c, p := connWithRawPeer(t, quietConfig())
+	p.write(rawMsg(TypeError, 5, []byte{0, 1})) // shorter than ofp_error_msg
+	p.write(rawMsg(TypeBarrierRequest, 6, nil))
+	if m, err := c.ReadMessage(); err != nil || m.GetXid() != 6 {
+		t.Fatalf("got %v %v", m, err)
+	}
+	if s := c.Stats(); s.DecodeErrors != 1 {
+		t.Fatalf("DecodeErrors = %d", s.DecodeErrors)
+	}
+	c.Close()
+	p.expectClosed() // nothing was sent before the close
 }

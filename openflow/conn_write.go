@@ -20,12 +20,12 @@ func (c *Conn) Send(m Message) error {
 
 // SendContext is Send with a bound on the wait for queue room.
 func (c *Conn) SendContext(ctx context.Context, m Message) error {
-	return c.sendMsg(ctx, m, true)
+	return c.sendMsg(ctx, m, true, true)
 }
 
 // SendNonBlocking is Send that returns ErrQueueFull instead of waiting.
 func (c *Conn) SendNonBlocking(m Message) error {
-	return c.sendMsg(context.Background(), m, false)
+	return c.sendMsg(context.Background(), m, false, true)
 }
 
 // SendRaw queues one pre-encoded OpenFlow 1.0 message (header included)
@@ -41,8 +41,11 @@ func (c *Conn) SendRawNonBlocking(b []byte) error {
 	return c.sendRaw(context.Background(), b, false)
 }
 
-func (c *Conn) sendMsg(ctx context.Context, m Message, wait bool) error {
-	if m.GetXid() == 0 {
+// sendMsg queues m; assignXid replaces a zero xid (requests), while
+// replies keep the xid of what they answer, even 0 (ovs-ofctl sends its
+// echo request with xid 0 and rejects a reply with any other).
+func (c *Conn) sendMsg(ctx context.Context, m Message, wait, assignXid bool) error {
+	if assignXid && m.GetXid() == 0 {
 		m.SetXid(c.NextXid())
 	}
 	if err := c.lockForAppend(ctx, m.Len(), wait); err != nil {
@@ -88,7 +91,7 @@ func (c *Conn) sendRaw(ctx context.Context, b []byte, wait bool) error {
 // the replies that could drain the queue). A full queue drops the reply
 // and counts it.
 func (c *Conn) sendControl(m Message) {
-	if err := c.sendMsg(context.Background(), m, false); err != nil {
+	if err := c.sendMsg(context.Background(), m, false, false); err != nil {
 		c.stats.controlDropped.Add(1)
 	}
 }

@@ -202,4 +202,3 @@ func TestTLSConfigErrors(t *testing.T) {
 		})
 	}
 }
-

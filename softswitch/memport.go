@@ -9,9 +9,9 @@ import (
 // link to another switch or host in a test or the simulator) or, without
 // one, keeps them in a bounded list that tests read with Take.
 type MemPort struct {
-	no     uint16
-	name   string
-	hwaddr [6]byte
+	no      uint16
+	name    string
+	hwaddr  [6]byte
 	deliver func(frame []byte)
 
 	mu      sync.Mutex

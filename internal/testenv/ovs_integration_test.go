@@ -274,7 +274,7 @@ func TestPrometheusScrapesLoopbackEndpoint(t *testing.T) {
 // loopback port, and the package-level Ofctl (no OVS environment) talks to it.
 func TestOfctlQueriesSwitchOverTCP(t *testing.T) {
 	t.Parallel()
-	ovs := StartOVS(t, OVSOptions{})
+	ovs := StartOVS(t, OVSOptions{VerboseLog: true})
 	br := ovs.AddBridge("sw", 0x2a)
 	port := FreePort(t)
 	if _, err := ovs.Vsctl("set-controller", br, "ptcp:"+strconv.Itoa(port)+":127.0.0.1"); err != nil {
@@ -302,6 +302,10 @@ func TestOfctlQueriesSwitchOverTCP(t *testing.T) {
 	}
 	if !strings.Contains(flows, "priority=7,in_port=1 actions=drop") {
 		t.Errorf("flow added over TCP not listed:\n%s", flows)
+	}
+	// VerboseLog: vswitchd logs every OpenFlow message it receives.
+	if log := tailFile(filepath.Join(ovs.Dir, "ovs-vswitchd.log"), 1000); !strings.Contains(log, "OFPT_FLOW_MOD") {
+		t.Errorf("VerboseLog: no OFPT_FLOW_MOD in the vswitchd log:\n%s", log)
 	}
 	if _, err := Ofctl("-O", "OpenFlow10", "show", "tcp:127.0.0.1:1"); err == nil {
 		t.Error("ovs-ofctl against a closed port reported success")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -71,15 +72,26 @@ func StartTshark(t testing.TB, iface string, ports ...int) *Capture {
 		}
 	})
 
-	select {
-	case <-ready:
-		return c
-	case <-c.done:
-		t.Fatalf("tshark %v exited before capturing: %v\n%s", args, c.err, c.stderr)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("tshark %v not capturing after 20 s:\n%s", args, c.stderr)
+	// dumpcap opens the device before it creates the file and writes the
+	// pcapng header, so a non-empty file is a second readiness signal,
+	// independent of how this tshark version logs.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case <-ready:
+			return c
+		case <-tick.C:
+			if st, err := os.Stat(file); err == nil && st.Size() > 0 {
+				return c
+			}
+		case <-c.done:
+			t.Fatalf("tshark %v exited before capturing: %v\n%s", args, c.err, c.stderr)
+		case <-timeout:
+			t.Fatalf("tshark %v not capturing after 20 s:\n%s", args, c.stderr)
+		}
 	}
-	return nil
 }
 
 func portFilter(ports []int) string {

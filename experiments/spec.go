@@ -1,0 +1,296 @@
+package experiments
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Built-in specs ship inside the binary; specs/*.yaml are the canonical
+// copies (and examples for user-written specs).
+//
+//go:embed specs/*.yaml
+var builtinSpecs embed.FS
+
+// Kind is what an experiment measures.
+type Kind string
+
+const (
+	// KindPacketIn: one-packet new flows from NIC A to NIC B, one-way delay
+	// Tt = Tr − Ts (paper §2.2–2.3: Table 1, Fig. 4–8).
+	KindPacketIn Kind = "packet_in"
+	// KindHandshake: SYN → SYN-ACK RTT; both directions are new flows
+	// (paper §3.1: Fig. 9–18).
+	KindHandshake Kind = "handshake"
+	// KindData: one data segment → ACK RTT; both directions' rules sit in
+	// the backing table and are swapped into the TCAM (paper §3.2, Fig. 19).
+	KindData Kind = "data"
+)
+
+// Kinds lists the experiment kinds a spec may use.
+var Kinds = []Kind{KindPacketIn, KindHandshake, KindData}
+
+// rulesPerFlow is how many TCAM entries one flow of the kind adds: the
+// handshake and data experiments need one rule per direction.
+func (k Kind) rulesPerFlow() int {
+	if k == KindPacketIn {
+		return 1
+	}
+	return 2
+}
+
+// Priority patterns of the controller's reactive app (paper §2.3).
+const (
+	PriorityConstant   = "constant"
+	PriorityAscending  = "ascending"
+	PriorityDescending = "descending"
+)
+
+var priorityPatterns = []string{PriorityAscending, PriorityDescending, PriorityConstant}
+
+// Spec is one experiment spec file: a named set of experiments run on one
+// switch profile with one seed.
+type Spec struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Profile is a switch profile name (profile.Names) or a path to one.
+	Profile string `yaml:"profile"`
+	// Timers is the TCP timer profile RTTs are classified with
+	// (probes.ProfileByName: berkeley, linux).
+	Timers string `yaml:"timers"`
+	// Seed drives flow tuples, sequence numbers and everything random.
+	Seed       uint64           `yaml:"seed"`
+	Controller ControllerSpec   `yaml:"controller"`
+	Network    NetworkSpec      `yaml:"network"`
+	Runs       []ExperimentSpec `yaml:"experiments"`
+
+	// Source is "builtin:NAME" or the file path.
+	Source string `yaml:"-"`
+}
+
+// ControllerSpec models the controller host in the sim backend.
+type ControllerSpec struct {
+	// ServiceTime is the controller's processing time per Packet-In (t_c),
+	// served one at a time in arrival order. Paper §2.2: 1–2 ms per flow;
+	// 25.38 ms mean for batches of 25.
+	ServiceTime time.Duration `yaml:"service_time"`
+}
+
+// NetworkSpec models the cables between the probe hosts and the switch.
+type NetworkSpec struct {
+	// LinkLatency is the one-way delay of a host link.
+	LinkLatency time.Duration `yaml:"link_latency"`
+}
+
+// ExperimentSpec is one experiment: a grid of base loads × rates ×
+// priority patterns, one simulated run per cell.
+type ExperimentSpec struct {
+	// ID names the experiment; summary.json keys start with it.
+	ID string `yaml:"id"`
+	// Paper says which table or figure of paper 000 it reproduces.
+	Paper string `yaml:"paper"`
+	Title string `yaml:"title"`
+	Kind  Kind   `yaml:"kind"`
+	// Flows is the number of new flows (SYNs, data packets) per run.
+	Flows int `yaml:"flows"`
+	// Rates are send rates in packets per second.
+	Rates []float64 `yaml:"rates"`
+	// BaseLoads are the numbers of rules in the TCAM before the run (L).
+	BaseLoads []int `yaml:"base_loads"`
+	// Priorities are the controller's priority patterns.
+	Priorities []string `yaml:"priorities"`
+}
+
+// Limits that make a spec "impossible" rather than merely slow.
+const (
+	maxFlows = 100_000
+	maxRate  = 1_000_000
+)
+
+// BuiltinSpecNames lists the specs shipped in the binary, sorted.
+func BuiltinSpecNames() []string {
+	entries, err := fs.ReadDir(builtinSpecs, "specs")
+	if err != nil { // cannot happen: the directory is embedded
+		panic(fmt.Sprintf("experiments: embedded specs: %v", err))
+	}
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// SpecError is a problem with a spec the user gave: unknown name, bad YAML,
+// impossible parameters. The CLI turns it into exit code 2.
+type SpecError struct {
+	Source string
+	Err    error
+}
+
+func (e *SpecError) Error() string { return fmt.Sprintf("spec %s: %v", e.Source, e.Err) }
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// LoadSpec returns a built-in spec by name, or reads the file when the
+// argument looks like a path (contains a slash or ends in .yaml/.yml).
+// Every error it returns is a *SpecError.
+func LoadSpec(nameOrPath string) (*Spec, error) {
+	if strings.ContainsRune(nameOrPath, '/') || strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml") {
+		data, err := os.ReadFile(nameOrPath)
+		if err != nil {
+			return nil, &SpecError{nameOrPath, err}
+		}
+		return ParseSpec(data, nameOrPath)
+	}
+	data, err := builtinSpecs.ReadFile(path.Join("specs", nameOrPath+".yaml"))
+	if err != nil {
+		return nil, &SpecError{nameOrPath, fmt.Errorf("unknown spec %q (built-in: %s; or give a path to a .yaml file)",
+			nameOrPath, strings.Join(BuiltinSpecNames(), ", "))}
+	}
+	return ParseSpec(data, "builtin:"+nameOrPath)
+}
+
+// ParseSpec decodes and validates one spec document. Unknown keys are
+// errors, so a typo cannot silently leave a default in place.
+func ParseSpec(data []byte, source string) (*Spec, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &SpecError{source, errors.New("empty document")}
+		}
+		return nil, &SpecError{source, err}
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, &SpecError{source, errors.New("more than one YAML document")}
+	}
+	s.Source = source
+	if err := s.Validate(); err != nil {
+		return nil, &SpecError{source, err}
+	}
+	return &s, nil
+}
+
+// Validate reports every invalid field, joined into one error. Table
+// capacity is checked by the runner, which knows the profile.
+func (s *Spec) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if strings.TrimSpace(s.Name) == "" {
+		bad("name: must not be empty")
+	}
+	if s.Profile == "" {
+		bad("profile: must name a switch profile (e.g. pica8-p3297)")
+	}
+	if s.Timers == "" {
+		bad("timers: must name a timer profile (berkeley or linux)")
+	}
+	if s.Controller.ServiceTime < 0 {
+		bad("controller.service_time %v: must not be negative", s.Controller.ServiceTime)
+	}
+	if s.Network.LinkLatency < 0 {
+		bad("network.link_latency %v: must not be negative", s.Network.LinkLatency)
+	}
+	if len(s.Runs) == 0 {
+		bad("experiments: at least one experiment is needed")
+	}
+	seen := map[string]bool{}
+	for i, e := range s.Runs {
+		where := fmt.Sprintf("experiments[%d] (%s)", i, e.ID)
+		if err := e.validate(); err != nil {
+			bad("%s: %w", where, err)
+		}
+		if seen[e.ID] {
+			bad("%s: duplicate id", where)
+		}
+		seen[e.ID] = true
+	}
+	return errors.Join(errs...)
+}
+
+func (e ExperimentSpec) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if e.ID == "" || strings.ContainsAny(e.ID, ". /\\") {
+		bad("id %q: must be non-empty without dots, spaces or slashes (it prefixes summary keys and file names)", e.ID)
+	}
+	if !slices.Contains(Kinds, e.Kind) {
+		bad("kind %q: want one of %v", e.Kind, Kinds)
+	}
+	if e.Flows < 1 || e.Flows > maxFlows {
+		bad("flows %d: must be in [1, %d]", e.Flows, maxFlows)
+	}
+	if len(e.Rates) == 0 {
+		bad("rates: at least one rate is needed")
+	}
+	for _, r := range e.Rates {
+		if !(r > 0) || r > maxRate {
+			bad("rate %g pps: must be in (0, %d]", r, maxRate)
+		}
+	}
+	if len(e.BaseLoads) == 0 {
+		bad("base_loads: at least one base load is needed (0 = empty table)")
+	}
+	for _, l := range e.BaseLoads {
+		if l < 0 {
+			bad("base load %d: must not be negative", l)
+		}
+	}
+	if len(e.Priorities) == 0 {
+		bad("priorities: at least one pattern is needed (%v)", priorityPatterns)
+	}
+	for _, p := range e.Priorities {
+		if !slices.Contains(priorityPatterns, p) {
+			bad("priority %q: want one of %v", p, priorityPatterns)
+		}
+	}
+	if hasDup(e.Rates) || hasDup(e.BaseLoads) || hasDup(e.Priorities) {
+		bad("rates, base_loads and priorities must not repeat a value")
+	}
+	return errors.Join(errs...)
+}
+
+func hasDup[T comparable](xs []T) bool {
+	seen := map[T]bool{}
+	for _, x := range xs {
+		if seen[x] {
+			return true
+		}
+		seen[x] = true
+	}
+	return false
+}
+
+// checkCapacity rejects runs whose base load plus new rules cannot fit in a
+// TCAM of the given capacity: the paper's experiments never evict, and a
+// spec that would is asking for a different experiment.
+func (s *Spec) checkCapacity(capacity int) error {
+	var errs []error
+	for _, e := range s.Runs {
+		need := e.Flows * e.Kind.rulesPerFlow()
+		for _, l := range e.BaseLoads {
+			if l+need > capacity {
+				errs = append(errs, fmt.Errorf("experiment %s: base load %d + %d new rules (%d flows × %d) exceeds the TCAM's %d entries",
+					e.ID, l, need, e.Flows, e.Kind.rulesPerFlow(), capacity))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return &SpecError{s.Source, errors.Join(errs...)}
+	}
+	return nil
+}

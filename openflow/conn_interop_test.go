@@ -1,0 +1,83 @@
+package openflow
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestInteropOvsOfctl runs Open vSwitch's ovs-ofctl (a strict OpenFlow
+// client) against our Conn: `probe` does HELLO negotiation and an ECHO
+// round trip. Skipped where Open vSwitch is not installed.
+func TestInteropOvsOfctl(t *testing.T) {
+	if _, err := exec.LookPath("ovs-ofctl"); err != nil {
+		t.Skip("ovs-ofctl not installed")
+	}
+	pki := newTestPKI(t, "interop CA")
+	srvCert, srvKey := pki.issue(t, "controller")
+	cliCert, cliKey := pki.issue(t, "ofctl")
+	srvTLS := &TLSConfig{CertFile: srvCert, KeyFile: srvKey, CAFile: pki.path("ca.pem")}
+	sslArgs := []string{"--private-key=" + cliKey, "--certificate=" + cliCert, "--ca-cert=" + pki.path("ca.pem")}
+
+	tests := []struct {
+		name    string
+		listen  string
+		args    []string
+		wantOK  bool
+		wantOut string // substring of ovs-ofctl's output on failure
+	}{
+		{"OpenFlow10 hello of length 8", "ptcp:0:127.0.0.1", []string{"-O", "OpenFlow10"}, true, ""},
+		{"default versions, bitmap with 1.0", "ptcp:0:127.0.0.1", nil, true, ""},
+		{"OpenFlow13 only", "ptcp:0:127.0.0.1", []string{"-O", "OpenFlow13"}, false, "version negotiation failed"},
+		{"ssl with mutual auth", "pssl:0:127.0.0.1", append([]string{"-O", "OpenFlow10"}, sslArgs...), true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := Listen(tc.listen, srvTLS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			srvErr := make(chan error, 1)
+			go func() {
+				nc, err := l.Accept()
+				if err != nil {
+					srvErr <- err
+					return
+				}
+				c := NewConn(nc, quietConfig())
+				if err := c.Handshake(context.Background()); err != nil {
+					srvErr <- err
+					return
+				}
+				srvErr <- c.Serve(HandlerFunc(func(*Conn, Message) {}))
+			}()
+			scheme := "tcp:"
+			if strings.HasPrefix(tc.listen, "pssl") {
+				scheme = "ssl:"
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			args := append(append([]string{"-vvconn:dbg"}, tc.args...), "probe", scheme+l.Addr().String())
+			out, err := exec.CommandContext(ctx, "ovs-ofctl", args...).CombinedOutput()
+			if tc.wantOK != (err == nil) {
+				t.Fatalf("ovs-ofctl %v: %v\n%s", args, err, out)
+			}
+			if !strings.Contains(string(out), tc.wantOut) {
+				t.Fatalf("output %q lacks %q", out, tc.wantOut)
+			}
+			select {
+			case err := <-srvErr:
+				t.Logf("server side ended: %v", err)
+				if !tc.wantOK && err == nil {
+					t.Fatalf("server accepted an OpenFlow13-only peer")
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal(fmt.Errorf("server side did not notice ovs-ofctl leaving"))
+			}
+		})
+	}
+}

@@ -29,6 +29,9 @@ type ReactiveConfig struct {
 	Logger  *slog.Logger
 }
 
+// DefaultIdleTimeout is the idle timeout of reactive flows, Floodlight's.
+const DefaultIdleTimeout = 5 * time.Second
+
 // ReactiveCookie is the default cookie of reactive flows ("pc" + 1), so
 // `ovs-ofctl dump-flows` tells them apart from proactive ones.
 const ReactiveCookie uint64 = 0x7063_0001
@@ -64,7 +67,7 @@ func NewReactive(cfg ReactiveConfig) *Reactive {
 		cfg.ConstantPriority = DefaultConstantPriority
 	}
 	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = 5 * time.Second
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.MaxMACs <= 0 {
 		cfg.MaxMACs = 1 << 20

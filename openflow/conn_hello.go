@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -197,10 +198,15 @@ func printable(b []byte) string {
 	return string(out)
 }
 
-// ctxErr prefers the context's error over the deadline error it caused.
+// ctxErr adds the context's error to the I/O error it caused, so callers
+// can test errors.Is(err, context.DeadlineExceeded). The socket deadline
+// may fire a moment before the context's own timer, hence the clock check.
 func ctxErr(ctx context.Context, err error) error {
 	if ce := ctx.Err(); ce != nil {
 		return errors.Join(ce, err)
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) && errors.Is(err, os.ErrDeadlineExceeded) {
+		return errors.Join(context.DeadlineExceeded, err)
 	}
 	return err
 }

@@ -9,6 +9,10 @@ import (
 type keepaliveProbe struct {
 	xid    atomic.Uint32 // xid of the outstanding probe, 0 if none
 	sentNs atomic.Int64  // when it was sent, ns since epoch
+	// answered wakes the loop when the probe is answered, so that the
+	// next probe follows EchoInterval after the reply, not after the
+	// timeout.
+	answered chan struct{}
 }
 
 // keepaliveLoop implements Open vSwitch's inactivity probe: after
@@ -27,6 +31,7 @@ func (c *Conn) keepaliveLoop() {
 		case <-c.closing:
 			return
 		case <-t.C:
+		case <-c.probe.answered:
 		}
 		now := time.Since(c.epoch)
 		last := c.lastRecv.Load()
@@ -61,5 +66,9 @@ func (c *Conn) keepaliveReply(xid uint32) {
 	if xid != 0 && c.probe.xid.CompareAndSwap(xid, 0) {
 		rtt := time.Since(c.epoch) - time.Duration(c.probe.sentNs.Load())
 		c.stats.echoRTT.Store(int64(rtt))
+		select {
+		case c.probe.answered <- struct{}{}:
+		default:
+		}
 	}
 }

@@ -37,7 +37,8 @@ func (c *Conn) readLoop() {
 		c.stats.bytesIn.Add(uint64(len(frame)))
 		m, err := Unmarshal(frame)
 		if err != nil {
-			c.rejectFrame(frame, err)
+			c.rejectFrame(frame, err) // copies what it keeps
+			c.fr.releaseLast()
 			continue
 		}
 		if !c.route(m, frame) {
@@ -105,10 +106,12 @@ func (c *Conn) route(m Message, frame []byte) bool {
 		// Answer on the reader goroutine: the reply must not wait for the
 		// application, or a busy application would look dead.
 		req := m.(*EchoRequest)
-		c.sendControl(&EchoReply{Header: Header{Xid: req.Xid}, Data: req.Data})
+		c.sendControl(&EchoReply{Header: Header{Xid: req.Xid}, Data: req.Data}) // copies Data
+		c.fr.releaseLast()
 		return true
 	case TypeHello:
 		// A second HELLO is harmless; Open vSwitch ignores it too.
+		c.fr.releaseLast()
 		return true
 	}
 	if c.npending.Load() > 0 && isReplyType(m.MsgType()) && c.completeRequest(m, frame) {
@@ -116,6 +119,7 @@ func (c *Conn) route(m Message, frame []byte) bool {
 	}
 	if m.MsgType() == TypeEchoReply {
 		c.keepaliveReply(m.GetXid())
+		c.fr.releaseLast()
 		return true
 	}
 	select {

@@ -70,6 +70,8 @@ func TestUnmarshalRejects(t *testing.T) {
 			func(err error) bool {
 				return errors.As(err, &unknownAct) && unknownAct.Type == 12 && errors.As(err, &actionErr)
 			}},
+		{"flow mod vendor action len 12", withAction(flowMod, []byte{0xff, 0xff, 0, 12, 0, 0, 0x23, 0x20, 1, 2, 3, 4}), isAction},
+		{"flow mod vendor action len 4", withAction(flowMod, []byte{0xff, 0xff, 0, 4, 0, 0, 0x23, 0x20}), isAction},
 		{"flow mod vendor action short", withAction(flowMod, []byte{0xff, 0xff, 0, 8, 0, 0, 0x23}), isAction},
 		{"packet out actions_len beyond message", func() []byte {
 			b := append([]byte{}, packetOut...)

@@ -10,13 +10,21 @@ import (
 )
 
 const (
-	goldenPcap    = "/work/shared/testdata/of10-ovs-and-ovs-testcontroller.pcap"
-	malformedPcap = "/work/shared/testdata/of10-malformed-samples.pcap"
+	goldenPcap    = "testdata/of10-ovs-and-ovs-testcontroller.pcap"
+	malformedPcap = "testdata/of10-malformed-samples.pcap"
 )
 
 // pcapMessages returns every framed OpenFlow message of every stream in the
 // capture, plus the framing errors and unframed tails per stream.
 func pcapMessages(t *testing.T, path string) (msgs [][]byte, framingErrs []error) {
+	t.Helper()
+	msgs, framingErrs, _ = pcapMessagesAndRests(t, path)
+	return msgs, framingErrs
+}
+
+// pcapMessagesAndRests is pcapMessages that also returns the bytes that
+// could not be framed (from a bad header on).
+func pcapMessagesAndRests(t *testing.T, path string) (msgs [][]byte, framingErrs []error, rests [][]byte) {
 	t.Helper()
 	streams, err := pcapstream.ReadFile(path)
 	if err != nil {
@@ -25,13 +33,16 @@ func pcapMessages(t *testing.T, path string) (msgs [][]byte, framingErrs []error
 	for _, s := range streams {
 		m, rest, err := pcapstream.SplitOpenFlow(s.Data)
 		msgs = append(msgs, m...)
+		if len(rest) != 0 {
+			rests = append(rests, rest)
+		}
 		if err != nil {
 			framingErrs = append(framingErrs, err)
 		} else if len(rest) != 0 {
 			framingErrs = append(framingErrs, errors.New(s.String()+": truncated final message"))
 		}
 	}
-	return msgs, framingErrs
+	return msgs, framingErrs, rests
 }
 
 // TestGoldenPcapRoundTrip decodes every message Open vSwitch and
@@ -84,7 +95,7 @@ func TestGoldenPcapRoundTrip(t *testing.T) {
 // TestMalformedPcapRejected checks every hand-made bad message is refused
 // with a typed error.
 func TestMalformedPcapRejected(t *testing.T) {
-	msgs, framingErrs := pcapMessages(t, malformedPcap)
+	msgs, framingErrs, rests := pcapMessagesAndRests(t, malformedPcap)
 	var good, bad int
 	for i, raw := range msgs {
 		m, err := openflow.Unmarshal(raw)
@@ -111,6 +122,15 @@ func TestMalformedPcapRejected(t *testing.T) {
 	// it, and DecodeHeader must reject it too.
 	for _, err := range framingErrs {
 		t.Logf("framing: %v", err)
+	}
+	for _, rest := range rests {
+		var le *openflow.LengthError
+		if _, err := openflow.Unmarshal(rest); !errors.As(err, &le) {
+			t.Errorf("unframable bytes % x: got %v, want *LengthError", rest, err)
+		}
+		if _, err := openflow.DecodeHeader(rest); !errors.As(err, &le) {
+			t.Errorf("DecodeHeader(% x): got %v, want *LengthError", rest, err)
+		}
 	}
 	if bad < 4 {
 		t.Errorf("rejected %d messages, want at least 4 (truncated FEATURES_REPLY, short FLOW_MOD, bogus PACKET_OUT actions_len, type 99)", bad)

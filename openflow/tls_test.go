@@ -123,6 +123,7 @@ func TestTLSMutualAuth(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			srvErr := make(chan error, 1)
+			clientDone := make(chan struct{})
 			go func() {
 				nc, err := l.Accept()
 				if err != nil {
@@ -135,6 +136,10 @@ func TestTLSMutualAuth(t *testing.T) {
 					_, err = c.Echo(ctx)
 				}
 				srvErr <- err
+				select { // keep answering until the client is done
+				case <-clientDone:
+				case <-c.Done():
+				}
 				c.Close()
 			}()
 			target := "ssl:" + l.Addr().String()
@@ -150,6 +155,7 @@ func TestTLSMutualAuth(t *testing.T) {
 				}
 				defer c.Close()
 			}
+			close(clientDone)
 			sErr := <-srvErr
 			if tc.wantErr {
 				if cliErr == nil || sErr == nil {

@@ -2,6 +2,7 @@ package softswitch
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -182,7 +183,7 @@ func (s *Switch) Attach(ch Channel) {
 	if !slices.Contains(s.channels, ch) {
 		s.channels = append(s.channels, ch)
 	}
-	s.log.Info("channel attached", "role", ch.Role(), "controllers", s.controllersLocked())
+	s.logChannel("channel attached", ch)
 }
 
 // Detach forgets a connection (closed or lost).
@@ -190,7 +191,17 @@ func (s *Switch) Detach(ch Channel) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.channels = slices.DeleteFunc(s.channels, func(c Channel) bool { return c == ch })
-	s.log.Info("channel detached", "role", ch.Role(), "controllers", s.controllersLocked())
+	s.logChannel("channel detached", ch)
+}
+
+// logChannel logs controller changes at info level; management clients
+// (one connection per ovs-ofctl command) only at debug level.
+func (s *Switch) logChannel(msg string, ch Channel) {
+	level := slog.LevelDebug
+	if ch.Role() == RoleController {
+		level = slog.LevelInfo
+	}
+	s.log.Log(context.Background(), level, msg, "role", ch.Role(), "controllers", s.controllersLocked())
 }
 
 // ControllerConnected reports whether a controller channel is attached.

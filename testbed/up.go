@@ -50,6 +50,9 @@ func up(ctx context.Context, cfg Config) (*Topology, error) {
 	if err := removeSurplus(cfg.Name, cfg.Hosts); err != nil {
 		return nil, err
 	}
+	if err := waitReady(topo); err != nil {
+		return nil, err
+	}
 	if err := writeState(cfg.StateDir, topo); err != nil {
 		return nil, err
 	}

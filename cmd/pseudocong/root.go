@@ -15,6 +15,11 @@ become underscores) or as a key in the file given by --config.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand())
+	root.AddCommand(newTestbedCommand())
+	root.AddCommand(newProbeCommand())
+	root.AddCommand(newSwitchCommand())
+	root.AddCommand(newControllerCommand())
+	root.AddCommand(newBenchCommand())
 	return root
 }
 

@@ -14,10 +14,13 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/agent"
+	"github.com/pseudocong/pseudocong/controller"
 	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/openflow"
 	"github.com/pseudocong/pseudocong/probes"
 	"github.com/pseudocong/pseudocong/profile"
+	"github.com/pseudocong/pseudocong/softswitch/dataplane"
+	"github.com/pseudocong/pseudocong/softswitch/pipeline"
 )
 
 // Kind of run; the names match the experiment kinds of a spec.
@@ -40,7 +43,6 @@ type Scenario struct {
 	// ControllerService is t_c, the controller's time per Packet-In.
 	ControllerService time.Duration
 	LinkLatency       time.Duration
-	Install           InstallModel
 	Timers            probes.TimerProfile
 	Seed              uint64
 }
@@ -54,13 +56,16 @@ type Outcome struct {
 	// ControllerTimes holds Tc per Packet-In, in arrival order.
 	ControllerTimes []time.Duration
 
-	Switch      SwitchStats
-	Agent       agent.Stats
-	Controller  ControllerStats
-	ToCtrl      ChannelStats
-	ToSwitch    ChannelStats
-	Events      uint64
-	VirtualTime time.Duration
+	Pipeline   pipeline.Stats
+	Table      dataplane.Stats
+	Agent      agent.Stats
+	Controller ControllerStats
+	ToCtrl     ChannelStats
+	ToSwitch   ChannelStats
+	// InTCAM and InBacking are the rules placed at the end of the run.
+	InTCAM, InBacking int
+	Events            uint64
+	VirtualTime       time.Duration
 }
 
 // Host addresses and switch ports of Fig. 3.
@@ -74,32 +79,49 @@ const (
 	portB uint16 = 2
 )
 
-// Priority numbering: a base load is the first BaseLoad rules of the same
-// priority sequence the run continues (see priorityPlan).
-const (
-	ascendingFrom  = 1000
-	descendingFrom = 60000
-	constantValue  = 32768 // OFP_DEFAULT_PRIORITY
-)
-
-// priorityPlan is the priority sequence of a pattern: the base load takes
-// rules 0..L-1, the run's new rules continue from L. The base load is
-// thereby what the same pattern left in the table: with ascending
-// priorities every new rule outranks (and shifts) all of it, with constant
-// or descending ones none of it — the contrast of paper Fig. 6–8.
-func priorityPlan(pattern string) (Priorities, error) {
+// basePriority and dataPriority number the rules the experiment puts in
+// the table itself, so that they sit where the controller's strategy would
+// have put earlier rules of the same pattern: the reactive app numbers its
+// rules ascending from 1, descending from 65535, or constant 100. A base
+// load is what the same pattern left in the table: below every new rule
+// (ascending: each new rule outranks and shifts all of it), equal
+// (constant) or above (descending): then new rules go after it and shift
+// nothing — the contrast of paper Fig. 6–8.
+func basePriority(pattern controller.PriorityStrategy) uint16 {
 	switch pattern {
-	case "ascending":
-		return Priorities{pattern, ascendingFrom}, nil
-	case "descending":
-		return Priorities{pattern, descendingFrom}, nil
-	case "constant":
-		return Priorities{pattern, constantValue}, nil
+	case controller.PriorityAscending:
+		return 0
+	case controller.PriorityDescending:
+		return 0xffff
 	}
-	return Priorities{}, fmt.Errorf("unknown priority pattern %q", pattern)
+	return controller.DefaultConstantPriority
+}
+
+// dataPriority is the priority of the k-th rule of the data experiment's
+// flows (held in the backing table): the k-th priority the reactive app's
+// pattern would give.
+func dataPriority(pattern controller.PriorityStrategy, k int) (uint16, error) {
+	var v int
+	switch pattern {
+	case controller.PriorityAscending:
+		v = 1 + k
+	case controller.PriorityDescending:
+		v = 0xffff - k
+	default:
+		v = int(controller.DefaultConstantPriority)
+	}
+	if v < 1 || v > 0xffff {
+		return 0, fmt.Errorf("rule %d of the %s pattern falls outside 1..65535", k, pattern)
+	}
+	return uint16(v), nil
 }
 
 var simStart = time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// warmUp is how long the hosts announce themselves (one gratuitous ARP
+// each, so the reactive app learns both MACs as Floodlight's device
+// manager had) before the experiment's first packet.
+const warmUp = time.Second
 
 // Run simulates one scenario to the end.
 func Run(sc Scenario) (*Outcome, error) {
@@ -109,31 +131,16 @@ func Run(sc Scenario) (*Outcome, error) {
 	if sc.Flows < 1 || !(sc.Rate > 0) {
 		return nil, fmt.Errorf("sim: %d flows at %g pps", sc.Flows, sc.Rate)
 	}
-	plan, err := priorityPlan(sc.Priority)
+	pattern, err := controller.ParsePriorityStrategy(sc.Priority)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	clk := clock.NewSim(simStart)
+	tb, err := newTestbed(clk, sc.Profile, pattern, sc.ControllerService)
 	if err != nil {
 		return nil, err
 	}
-	clk := clock.NewSim(simStart)
-	lat := sc.Profile.ControllerChannel.Latency
-	var decodeErr error
-	onErr := func(err error) { decodeErr = errors.Join(decodeErr, err) }
-	toCtrl := NewChannel(clk, lat, nil, onErr)
-	toSwitch := NewChannel(clk, lat, nil, onErr)
-
-	sw, err := newSimSwitch(clk, sc.Profile, sc.Install, toCtrl)
-	if err != nil {
-		return nil, fmt.Errorf("sim: switch: %w", err)
-	}
-	hostPorts := map[[6]byte]uint16{MACFor(HostA): portA, MACFor(HostB): portB}
-	ctrlPrio := Priorities{plan.Pattern, 0}
-	if ctrlPrio.Start, err = plan.Of(sc.BaseLoad); err != nil {
-		return nil, fmt.Errorf("sim: base load %d: %w", sc.BaseLoad, err)
-	}
-	ctrl := newSimController(clk, toSwitch, sc.ControllerService, ctrlPrio, hostPorts)
-	toCtrl.SetReceiver(ctrl.fromSwitch)
-	toSwitch.SetReceiver(sw.fromController)
-
-	if err := preloadBase(sw, plan, sc.BaseLoad); err != nil {
+	if err := preloadBase(tb, pattern, sc.BaseLoad); err != nil {
 		return nil, err
 	}
 	tuples, err := probes.GenerateTuples(sc.Flows, probes.TupleSpec{Src: HostA, Dst: HostB}, sc.Seed)
@@ -141,38 +148,48 @@ func Run(sc Scenario) (*Outcome, error) {
 		return nil, err
 	}
 	if sc.Kind == Data {
-		if err := preloadData(sw, plan, sc.BaseLoad, tuples); err != nil {
+		if err := preloadData(tb, pattern, tuples); err != nil {
 			return nil, err
 		}
 	}
 
-	h := &hosts{clk: clk, sw: sw, latency: sc.LinkLatency}
-	var finish func(*Outcome)
-	switch sc.Kind {
-	case OneWay:
-		finish, err = h.oneWay(sc, tuples)
-	case Handshake, Data:
-		finish, err = h.probe(sc, tuples)
-	default:
-		err = fmt.Errorf("sim: unknown kind %q", sc.Kind)
+	h := &hosts{clk: clk, sw: tb.sw, latency: sc.LinkLatency}
+	if err := h.addPorts(); err != nil {
+		return nil, err
 	}
+	h.announce()
+	var finish func(*Outcome)
+	clk.AfterFunc(warmUp, func() {
+		switch sc.Kind {
+		case OneWay:
+			finish, err = h.oneWay(sc, tuples)
+		case Handshake, Data:
+			finish, err = h.probe(sc, tuples)
+		default:
+			err = fmt.Errorf("sim: unknown kind %q", sc.Kind)
+		}
+	})
+	clk.Run()
 	if err != nil {
 		return nil, err
 	}
-	clk.Run()
-	if decodeErr != nil {
-		return nil, fmt.Errorf("sim: control channel: %w", decodeErr)
+	if tb.err != nil {
+		return nil, fmt.Errorf("sim: control channel: %w", tb.err)
 	}
 	if h.frameErr != nil {
 		return nil, fmt.Errorf("sim: host: %w", h.frameErr)
 	}
+	inTCAM, inBacking := tb.pl.Occupancy()
 	out := &Outcome{
-		ControllerTimes: ctrl.Times,
-		Switch:          sw.stats,
-		Agent:           sw.cpu.Stats(),
-		Controller:      ctrl.stats,
-		ToCtrl:          toCtrl.Stats(),
-		ToSwitch:        toSwitch.Stats(),
+		ControllerTimes: tb.ctrl.times,
+		Pipeline:        tb.pl.Stats(),
+		Table:           tb.pl.TableStats(),
+		Agent:           tb.pl.Agent().Stats(),
+		Controller:      tb.ctrl.stats,
+		ToCtrl:          tb.toCtrl.Stats(),
+		ToSwitch:        tb.toSwitch.Stats(),
+		InTCAM:          inTCAM,
+		InBacking:       inBacking,
 		Events:          clk.Fired(),
 		VirtualTime:     clk.Elapsed(),
 	}
@@ -180,54 +197,64 @@ func Run(sc Scenario) (*Outcome, error) {
 	return out, nil
 }
 
-// preloadBase installs the base load: L exact-match rules for traffic that
-// is not the experiment's (10.1.0.0/16 → 10.2.0.1), in the TCAM and the
-// backing table, with the first L priorities of the run's pattern.
-func preloadBase(sw *simSwitch, plan Priorities, n int) error {
-	for i := range n {
-		prio, err := plan.Of(i)
-		if err != nil {
-			return fmt.Errorf("sim: base rule %d: %w", i, err)
-		}
-		src := netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})
-		t := probes.FiveTuple{SrcIP: src, DstIP: netip.AddrFrom4([4]byte{10, 2, 0, 1}),
-			SrcPort: 40000, DstPort: 80, Proto: probes.ProtoTCP}
-		if err := sw.preinstall(flowModFor(t, portA, portB, prio), true); err != nil {
-			return fmt.Errorf("sim: base rule %d: %w", i, err)
-		}
+// ruleMatch is the match the reactive app installs for frames of tuple t
+// entering on inPort (controller.flowMatch: in_port, MACs, dl_type, IPv4
+// addresses, protocol and ports; VLAN and ToS wildcarded), so rules the
+// experiment puts in the table rank exactly like the app's.
+func ruleMatch(t probes.FiveTuple, inPort uint16) openflow.Match {
+	s, d := t.SrcIP.As4(), t.DstIP.As4()
+	return openflow.Match{
+		Wildcards: openflow.WildcardDlVlan | openflow.WildcardDlVlanPcp | openflow.WildcardNwTos,
+		InPort:    inPort,
+		DlSrc:     MACFor(t.SrcIP), DlDst: MACFor(t.DstIP),
+		DlType:  etherTypeIPv4,
+		NwProto: t.Proto,
+		NwSrc:   uint32(s[0])<<24 | uint32(s[1])<<16 | uint32(s[2])<<8 | uint32(s[3]),
+		NwDst:   uint32(d[0])<<24 | uint32(d[1])<<16 | uint32(d[2])<<8 | uint32(d[3]),
+		TpSrc:   t.SrcPort, TpDst: t.DstPort,
 	}
-	return nil
 }
 
-// preloadData puts the data experiment's rules (both directions of every
-// flow) in the backing table only: they must be swapped into the TCAM
-// (paper §3.2). They are rules L, L+1, ... of the priority sequence, in the
-// order the flows will use them.
-func preloadData(sw *simSwitch, plan Priorities, base int, tuples []probes.FiveTuple) error {
-	for i, t := range tuples {
-		fwd, err1 := plan.Of(base + 2*i)
-		rev, err2 := plan.Of(base + 2*i + 1)
-		if err := errors.Join(err1, err2); err != nil {
-			return fmt.Errorf("sim: data rule %d: %w", i, err)
-		}
-		if err := sw.preinstall(flowModFor(t, portA, portB, fwd), false); err != nil {
-			return err
-		}
-		if err := sw.preinstall(flowModFor(t.Reverse(), portB, portA, rev), false); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// flowModFor is the exact-match rule the reactive app would install for
-// frames of tuple t entering on inPort, output to outPort.
-func flowModFor(t probes.FiveTuple, inPort, outPort uint16, prio uint16) *openflow.FlowMod {
-	frame, _ := EncodeFrame(probes.ProbePacket{Type: probes.PacketACK, Tuple: t})
-	m := matchOf(frame, inPort)
+func ruleFlowMod(t probes.FiveTuple, inPort, outPort, prio uint16) *openflow.FlowMod {
 	return &openflow.FlowMod{
-		Match: m, Command: openflow.FlowModAdd, Priority: prio,
+		Header:  openflow.Header{Version: openflow.Version, Type: openflow.TypeFlowMod},
+		Match:   ruleMatch(t, inPort),
+		Command: openflow.FlowModAdd, Priority: prio,
 		BufferID: openflow.NoBuffer, OutPort: openflow.PortNone,
 		Actions: []openflow.Action{openflow.ActionOutput{Port: outPort}},
 	}
+}
+
+// preloadBase puts the base load in the TCAM: L rules for traffic that is
+// not the experiment's (10.1.0.0/16 → 10.2.0.1).
+func preloadBase(tb *testbed, pattern controller.PriorityStrategy, n int) error {
+	prio := basePriority(pattern)
+	for i := range n {
+		src := netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})
+		t := probes.FiveTuple{SrcIP: src, DstIP: netip.AddrFrom4([4]byte{10, 2, 0, 1}),
+			SrcPort: 40000, DstPort: 80, Proto: probes.ProtoTCP}
+		if _, err := tb.pl.Preload(ruleFlowMod(t, portA, portB, prio), dataplane.InTCAM); err != nil {
+			return fmt.Errorf("sim: base rule %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// preloadData puts both directions' rules of every data flow in the
+// backing table only: they must be swapped into the TCAM (paper §3.2).
+func preloadData(tb *testbed, pattern controller.PriorityStrategy, tuples []probes.FiveTuple) error {
+	for i, t := range tuples {
+		fwd, err1 := dataPriority(pattern, 2*i)
+		rev, err2 := dataPriority(pattern, 2*i+1)
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("sim: data rule %d: %w", i, err)
+		}
+		if _, err := tb.pl.Preload(ruleFlowMod(t, portA, portB, fwd), dataplane.InBacking); err != nil {
+			return fmt.Errorf("sim: data rule %d: %w", i, err)
+		}
+		if _, err := tb.pl.Preload(ruleFlowMod(t.Reverse(), portB, portA, rev), dataplane.InBacking); err != nil {
+			return fmt.Errorf("sim: data rule %d: %w", i, err)
+		}
+	}
+	return nil
 }

@@ -148,9 +148,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	collectors := []prometheus.Collector{m.tcamEntries, m.tcamCapacity, m.tcamMoves, m.tcamWrites,
-		m.tcamInvalidates, m.insertLatency, m.backingEntries, m.backingCapacity, m.swapIns,
-		m.evictions, m.forwardingDelay, m.drops, m.held}
+	collectors := m.collectors()
 	for i, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			for _, done := range collectors[:i] {
@@ -160,6 +158,23 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.tcamEntries, m.tcamCapacity, m.tcamMoves, m.tcamWrites,
+		m.tcamInvalidates, m.insertLatency, m.backingEntries, m.backingCapacity, m.swapIns,
+		m.evictions, m.forwardingDelay, m.drops, m.held}
+}
+
+// Unregister removes the series from reg (for a caller whose set-up failed
+// after NewMetrics). Safe on nil.
+func (m *Metrics) Unregister(reg prometheus.Registerer) {
+	if m == nil || reg == nil {
+		return
+	}
+	for _, c := range m.collectors() {
+		reg.Unregister(c)
+	}
 }
 
 // ObserveForwarding records one packet's delay from table hit to delivery.

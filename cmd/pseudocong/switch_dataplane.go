@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pseudocong/pseudocong/profile"
+	"github.com/pseudocong/pseudocong/softswitch"
+	"github.com/pseudocong/pseudocong/softswitch/pipeline"
+)
+
+// switchProfileHelp is the help text of `switch --profile`.
+var switchProfileHelp = fmt.Sprintf("switch model: a built-in profile (%s) or a path to a profile YAML file (e.g. profiles/pica8-p3297.yaml); see docs/dataplane.md",
+	strings.Join(profile.Names(), ", "))
+
+// switchDataPlane is what `pseudocong switch` needs to build a switch
+// modelled by a profile.
+type switchDataPlane struct {
+	profile *profile.Profile
+	// backing is the backing table's capacity; tableCapacity is the flow
+	// table's (TCAM + backing), for softswitch.Config.TableCapacity.
+	backing, tableCapacity int
+}
+
+// loadSwitchDataPlane loads --profile. tableSize (--table-size) is the
+// whole flow table; 0 means the TCAM plus pipeline.DefaultBackingCapacity.
+func loadSwitchDataPlane(profileArg string, tableSize int) (switchDataPlane, error) {
+	p, err := profile.Load(profileArg)
+	if err != nil {
+		return switchDataPlane{}, usageErrorf("--profile: %w", err)
+	}
+	d := switchDataPlane{profile: p, backing: pipeline.DefaultBackingCapacity}
+	if tableSize != 0 {
+		if tableSize <= p.TCAM.Capacity {
+			return switchDataPlane{}, usageErrorf("--table-size %d: must exceed the %d-entry TCAM of profile %s", tableSize, p.TCAM.Capacity, p.Name)
+		}
+		d.backing = tableSize - p.TCAM.Capacity
+	}
+	d.tableCapacity = pipeline.TableCapacity(p, d.backing)
+	return d, nil
+}
+
+// attach installs the modelled data plane (agent, TCAM cache, backing
+// table, hit delay) in the switch's seams.
+func (d switchDataPlane) attach(sw *softswitch.Switch, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Pipeline, error) {
+	return pipeline.Attach(sw, pipeline.Options{
+		Profile:         d.profile,
+		BackingCapacity: d.backing,
+		Registerer:      reg,
+		Logger:          log,
+	})
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/softswitch"
+	"github.com/pseudocong/pseudocong/softswitch/afport"
+)
+
+// addLinuxPorts opens each interface (--port, in order) as an AF_PACKET
+// port numbered 1, 2, … — stable across restarts, shown by ovs-ofctl
+// show — adds it to the switch and starts it. The returned function
+// closes them all.
+func addLinuxPorts(sw *softswitch.Switch, ifnames []string, tpacketVersion int, log *slog.Logger) (func(), error) {
+	if len(ifnames) > int(openflow.PortMax) {
+		return nil, usageErrorf("%d --port flags: at most %d", len(ifnames), openflow.PortMax)
+	}
+	var opened []*afport.Port
+	closeAll := func() {
+		for _, p := range opened {
+			if err := p.Close(); err != nil {
+				log.Warn("close port", "port", p.No(), "iface", p.Name(), "err", err)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i, name := range ifnames {
+		if seen[name] {
+			closeAll()
+			return nil, usageErrorf("--port %s given twice", name)
+		}
+		seen[name] = true
+		p, err := afport.Open(afport.Options{No: uint16(i + 1), IfName: name, TPacketVersion: tpacketVersion, Logger: log})
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("--port %s: %w", name, err)
+		}
+		opened = append(opened, p)
+		if err := sw.AddPort(p); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("--port %s: %w", name, err)
+		}
+		if err := p.Start(sw); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("--port %s: %w", name, err)
+		}
+		log.Info("port added", "port", p.No(), "iface", name)
+	}
+	return closeAll, nil
+}

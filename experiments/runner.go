@@ -1,0 +1,179 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/pseudocong/pseudocong/experiments/sim"
+	"github.com/pseudocong/pseudocong/probes"
+	"github.com/pseudocong/pseudocong/profile"
+)
+
+// Backends a spec can run on.
+const (
+	BackendSim = "sim"
+)
+
+// Backends lists the backends `experiment run` accepts.
+var Backends = []string{BackendSim}
+
+// Options adjust a run of a spec.
+type Options struct {
+	// Backend: "sim" (the only one so far).
+	Backend string
+	// Profile, if set, replaces the spec's switch profile (name or path).
+	Profile string
+	// Seed, if set, replaces the spec's seed.
+	Seed *uint64
+	// Workers is how many runs go in parallel; 0 means GOMAXPROCS. Each
+	// run has its own virtual clock, so the result does not depend on it.
+	Workers int
+	// Progress, if set, is told after every finished run.
+	Progress func(done, total int, label string)
+}
+
+// Cell is one run of the grid: one experiment at one base load, rate and
+// priority pattern.
+type Cell struct {
+	Exp      ExperimentSpec
+	BaseLoad int
+	Rate     float64
+	Priority string
+	// Outcome is the simulation's measurement.
+	Outcome *sim.Outcome
+}
+
+// Label names the cell for progress lines and reports:
+// "handshake L3500 5000pps ascending".
+func (c Cell) Label() string {
+	return fmt.Sprintf("%s L%d %spps %s", c.Exp.ID, c.BaseLoad, rateString(c.Rate), c.Priority)
+}
+
+// Result is a finished spec run.
+type Result struct {
+	Spec    *Spec
+	Backend string
+	Profile *profile.Profile
+	Timers  probes.TimerProfile
+	Seed    uint64
+	Cells   []Cell
+	// Values maps summary keys to numbers ([]float64 for bins), in the
+	// summary.json contract (docs/experiments.md).
+	Values map[string][]float64
+	Wall   time.Duration
+}
+
+func rateString(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+
+// Execute runs every cell of the spec's grid and computes the summary
+// values. Input errors (unknown backend or profile, impossible
+// parameters) are *SpecError; the run itself fails only on a model error.
+func Execute(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
+	began := time.Now()
+	if opts.Backend == "" {
+		opts.Backend = BackendSim
+	}
+	if opts.Backend != BackendSim {
+		return nil, &SpecError{spec.Source, fmt.Errorf("backend %q: want one of %v (live runs are not implemented by this command)", opts.Backend, Backends)}
+	}
+	profName := spec.Profile
+	if opts.Profile != "" {
+		profName = opts.Profile
+	}
+	prof, err := profile.Load(profName)
+	if err != nil {
+		return nil, &SpecError{spec.Source, err}
+	}
+	timers, err := probes.ProfileByName(spec.Timers)
+	if err != nil {
+		return nil, &SpecError{spec.Source, err}
+	}
+	if err := spec.checkCapacity(prof.TCAM.Capacity); err != nil {
+		return nil, err
+	}
+	seed := spec.Seed
+	if opts.Seed != nil {
+		seed = *opts.Seed
+	}
+	res := &Result{Spec: spec, Backend: opts.Backend, Profile: prof, Timers: timers, Seed: seed}
+	for _, e := range spec.Runs {
+		for _, l := range e.BaseLoads {
+			for _, r := range e.Rates {
+				for _, p := range e.Priorities {
+					res.Cells = append(res.Cells, Cell{Exp: e, BaseLoad: l, Rate: r, Priority: p})
+				}
+			}
+		}
+	}
+	if err := runCells(ctx, res, spec, opts); err != nil {
+		return nil, err
+	}
+	res.Values = summarize(res)
+	res.Wall = time.Since(began)
+	return res, nil
+}
+
+// runCells simulates the cells on a pool of workers. Each cell is a pure
+// function of its scenario, so the pool changes only the wall time.
+func runCells(ctx context.Context, res *Result, spec *Spec, opts Options) error {
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	total := len(res.Cells)
+	jobs := make(chan int)
+	errs := make([]error, total)
+	var (
+		mu   sync.Mutex
+		done int
+		wg   sync.WaitGroup
+	)
+	for range min(workers, total) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				c := &res.Cells[i]
+				c.Outcome, errs[i] = sim.Run(sim.Scenario{
+					Kind:              sim.Kind(c.Exp.Kind),
+					Flows:             c.Exp.Flows,
+					Rate:              c.Rate,
+					BaseLoad:          c.BaseLoad,
+					Priority:          c.Priority,
+					Profile:           res.Profile,
+					ControllerService: spec.Controller.ServiceTime,
+					LinkLatency:       spec.Network.LinkLatency,
+					Timers:            res.Timers,
+					Seed:              res.Seed,
+				})
+				if errs[i] != nil {
+					errs[i] = fmt.Errorf("%s: %w", c.Label(), errs[i])
+				}
+				mu.Lock()
+				done++
+				if opts.Progress != nil {
+					opts.Progress(done, total, c.Label())
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	var canceled error
+feed:
+	for i := range res.Cells {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			canceled = ctx.Err()
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return errors.Join(append(errs, canceled)...)
+}

@@ -1,0 +1,5 @@
+package live
+
+import "golang.org/x/sys/unix"
+
+var unixECONNREFUSED = unix.ECONNREFUSED

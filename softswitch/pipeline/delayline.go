@@ -1,0 +1,108 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/pseudocong/pseudocong/internal/clock"
+	"github.com/pseudocong/pseudocong/softswitch"
+	"github.com/pseudocong/pseudocong/softswitch/dataplane"
+)
+
+// delayLine holds packets for the profile's hit delay and delivers them in
+// the order they entered. One timer serves the whole line (armed for the
+// head), and one caller at a time delivers, so packets cannot overtake each
+// other even on the wall clock, where every timer fires on its own
+// goroutine. All fields are guarded by the pipeline's mu.
+type delayLine struct {
+	p        *Pipeline
+	limit    int
+	q        []delayItem
+	head     int
+	timer    clock.Timer
+	draining bool
+	stopped  bool
+}
+
+type delayItem struct {
+	h    softswitch.Hit
+	path string
+	due  time.Time
+}
+
+func (l *delayLine) init(p *Pipeline, limit int) { l.p, l.limit = p, limit }
+
+func (l *delayLine) len() int { return len(l.q) - l.head }
+
+// pushLocked queues h to be delivered one hit delay after now.
+func (l *delayLine) pushLocked(h softswitch.Hit, path string, now time.Time) {
+	if l.stopped {
+		l.p.dropLocked(dataplane.DropStopped)
+		return
+	}
+	if l.len() >= l.limit {
+		l.p.dropLocked(dataplane.DropDelayLineFull)
+		return
+	}
+	if l.head > 0 && l.head == len(l.q) {
+		l.q, l.head = l.q[:0], 0
+	}
+	l.q = append(l.q, delayItem{h: h, path: path, due: now.Add(l.p.hitDelay)})
+	l.armLocked(now)
+}
+
+// armLocked makes sure a timer fires when the head is due, unless a
+// delivery loop is running (it re-arms when it ends).
+func (l *delayLine) armLocked(now time.Time) {
+	if l.draining || l.timer != nil || l.len() == 0 || l.stopped {
+		return
+	}
+	l.timer = l.p.clk.AfterFunc(l.q[l.head].due.Sub(now), l.fire)
+}
+
+// fire delivers every due packet, in order, without holding the lock
+// while the switch runs their actions.
+func (l *delayLine) fire() {
+	p := l.p
+	p.mu.Lock()
+	l.timer = nil
+	if l.draining {
+		p.mu.Unlock()
+		return
+	}
+	l.draining = true
+	for !l.stopped {
+		now := p.clk.Now()
+		var batch []softswitch.Hit
+		for l.len() > 0 && !l.q[l.head].due.After(now) {
+			it := l.q[l.head]
+			l.q[l.head] = delayItem{}
+			l.head++
+			p.st.Delivered[it.path]++
+			p.metrics.ObserveForwarding(it.path, now.Sub(it.h.At))
+			batch = append(batch, it.h)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		p.mu.Unlock()
+		for _, h := range batch {
+			p.sw.Deliver(h)
+		}
+		p.mu.Lock()
+	}
+	l.draining = false
+	l.armLocked(p.clk.Now())
+	p.mu.Unlock()
+}
+
+// stop cancels the timer and returns the packets still in the line.
+func (l *delayLine) stop() []delayItem {
+	l.stopped = true
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	rest := append([]delayItem(nil), l.q[l.head:]...)
+	l.q, l.head = nil, 0
+	return rest
+}

@@ -1,0 +1,79 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/pseudocong/pseudocong/agent"
+	"github.com/pseudocong/pseudocong/softswitch"
+	"github.com/pseudocong/pseudocong/softswitch/dataplane"
+)
+
+// Forward implements softswitch.Forwarder. The flow table already chose
+// the rule; where the rule lives decides the delay:
+//   - a job putting it into the TCAM is in flight: wait for it;
+//   - in the backing table: wait for a swap-in, submitting it if this is
+//     the first packet to need it;
+//   - in the TCAM: the hit delay.
+func (p *Pipeline) Forward(h softswitch.Hit) {
+	p.mu.Lock()
+	if p.stopped {
+		p.dropLocked(dataplane.DropStopped)
+		p.mu.Unlock()
+		return
+	}
+	id := h.EntryID
+	if w, ok := p.waits[id]; ok {
+		p.holdLocked(w, h)
+		p.mu.Unlock()
+		return
+	}
+	if p.table.Where(id) != dataplane.InBacking {
+		// In the TCAM; or not placed at all (an entry the listener could
+		// not place, or one deleted since the lookup), which the software
+		// table still forwards.
+		p.table.Used(id)
+		p.line.pushLocked(h, dataplane.PathHit, p.clk.Now())
+		p.mu.Unlock()
+		return
+	}
+	p.openWaitLocked(id, dataplane.PathSwapIn)
+	p.holdLocked(p.waits[id], h)
+	p.st.SwapInJobs++
+	p.mu.Unlock()
+
+	job := agent.Job{
+		Kind:  jobSwapIn,
+		Start: func() time.Duration { return p.swapIn(id) },
+		Done:  func() { p.swapInDone(id) },
+	}
+	if !p.agent.Submit(job) {
+		p.mu.Lock()
+		p.dropWaitLocked(id, dataplane.DropSwapInRefused)
+		p.mu.Unlock()
+	}
+}
+
+// swapIn is the swap-in job's Start: move the rule into the TCAM now and
+// return the driver time (eviction plus insert with its moves).
+func (p *Pipeline) swapIn(id uint64) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return 0
+	}
+	cpu := p.unbilled
+	p.unbilled = 0
+	ch, err := p.table.SwapIn(id)
+	if err != nil {
+		// Deleted while queued: its waiting packets were dropped then.
+		return cpu
+	}
+	return cpu + ch.CPUTime
+}
+
+// swapInDone releases the packets waiting for the rule, in arrival order.
+func (p *Pipeline) swapInDone(id uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.releaseLocked(id, p.clk.Now())
+}

@@ -1,0 +1,161 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/pseudocong/pseudocong/agent"
+	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/softswitch"
+)
+
+// Job kinds (label kind of pseudocong_agent_job_latency_seconds).
+const (
+	jobFlowMod = "flow_mod"
+	jobSwapIn  = "swap_in"
+)
+
+// Drop reasons of this package besides dataplane's.
+const (
+	// dropBarrierQueueFull: too many BARRIERs waiting; the BARRIER gets no
+	// reply (a late reply is visible to the controller, an early one
+	// would silently break ordering).
+	dropBarrierQueueFull = "barrier_queue_full"
+)
+
+// jobAcc collects what applying one FLOW_MOD did to the TCAM: the driver
+// time (the job's CPU time) and the rules it added, which become usable
+// when the job is done.
+type jobAcc struct {
+	cpu   time.Duration
+	added []uint64
+}
+
+type pendingBarrier struct {
+	target uint64 // reply once this many flow_mod jobs are done
+	ch     softswitch.Channel
+	xid    uint32
+}
+
+// Install implements softswitch.Installer: the FLOW_MOD becomes a job on
+// the local CPU. It is applied when the CPU picks it (so its TCAM cost
+// reflects the table at that point of the timeline) and its new rules are
+// usable when the job's CPU time has elapsed.
+func (p *Pipeline) Install(ch softswitch.Channel, fm *openflow.FlowMod) {
+	acc := &jobAcc{}
+	job := agent.Job{
+		Kind:  jobFlowMod,
+		Start: func() time.Duration { return p.applyFlowMod(ch, fm, acc) },
+		Done:  func() { p.flowModDone(acc) },
+	}
+	p.mu.Lock()
+	p.accepted++
+	p.mu.Unlock()
+	if p.agent.Submit(job) {
+		p.mu.Lock()
+		p.st.FlowModJobs++
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Lock()
+	p.accepted--
+	p.st.FlowModsRefused++
+	p.mu.Unlock()
+	p.log.Warn("flow_mod refused: agent job queue full", "xid", fm.Xid)
+	p.refuse(ch, fm)
+}
+
+// refuse answers a FLOW_MOD the CPU could not take with
+// FLOW_MOD_FAILED/EPERM (OpenFlow 1.0 has no "busy" code).
+func (p *Pipeline) refuse(ch softswitch.Channel, fm *openflow.FlowMod) {
+	raw, err := openflow.Marshal(fm)
+	if err != nil {
+		raw = nil
+	}
+	e := openflow.NewErrorFor(raw, openflow.ErrorTypeFlowModFailed, uint16(openflow.FlowModFailedEPerm))
+	e.Xid = fm.Xid
+	if err := ch.Send(e); err != nil {
+		p.log.Debug("sending flow_mod refusal failed", "xid", fm.Xid, "err", err)
+	}
+}
+
+// applyFlowMod is the job's Start: apply the FLOW_MOD, collecting the TCAM
+// cost through the table listener.
+func (p *Pipeline) applyFlowMod(ch softswitch.Channel, fm *openflow.FlowMod, acc *jobAcc) time.Duration {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return 0
+	}
+	acc.cpu += p.unbilled
+	p.unbilled = 0
+	p.acc = acc
+	p.mu.Unlock()
+
+	p.sw.ApplyFlowMod(ch, fm)
+
+	p.mu.Lock()
+	p.acc = nil
+	cpu := acc.cpu
+	p.mu.Unlock()
+	return cpu
+}
+
+// flowModDone is the job's Done: the new rules are in the TCAM, packets
+// waiting for them go on, and BARRIERs waiting for this job are answered.
+func (p *Pipeline) flowModDone(acc *jobAcc) {
+	p.mu.Lock()
+	now := p.clk.Now()
+	for _, id := range acc.added {
+		p.releaseLocked(id, now)
+	}
+	p.done++
+	var ready []pendingBarrier
+	n := 0
+	for _, b := range p.barriers {
+		if b.target <= p.done {
+			ready = append(ready, b)
+			continue
+		}
+		p.barriers[n] = b
+		n++
+	}
+	clear(p.barriers[n:])
+	p.barriers = p.barriers[:n]
+	p.mu.Unlock()
+	for _, b := range ready {
+		p.sw.ReplyBarrier(b.ch, b.xid)
+	}
+}
+
+// Barrier implements softswitch.Installer: the reply leaves once every
+// FLOW_MOD accepted before it has been applied and its rules are usable.
+func (p *Pipeline) Barrier(ch softswitch.Channel, req *openflow.BarrierRequest) {
+	p.mu.Lock()
+	if p.done >= p.accepted {
+		p.mu.Unlock()
+		p.sw.ReplyBarrier(ch, req.Xid)
+		return
+	}
+	if len(p.barriers) >= p.opts.BarrierLimit {
+		p.dropLocked(dropBarrierQueueFull)
+		p.mu.Unlock()
+		p.log.Warn("barrier dropped: too many waiting", "xid", req.Xid)
+		return
+	}
+	p.barriers = append(p.barriers, pendingBarrier{target: p.accepted, ch: ch, xid: req.Xid})
+	p.mu.Unlock()
+}
+
+// chargeLocked bills TCAM driver time to the job applying a FLOW_MOD now,
+// or, for work outside any job (timeouts), to the next job.
+func (p *Pipeline) chargeLocked(d time.Duration) {
+	if p.acc != nil {
+		p.acc.cpu += d
+		return
+	}
+	p.unbilled += d
+}
+
+var _ softswitch.Installer = (*Pipeline)(nil)
+var _ softswitch.MissHandler = (*Pipeline)(nil)
+var _ softswitch.Forwarder = (*Pipeline)(nil)

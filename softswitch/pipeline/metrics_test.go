@@ -1,0 +1,42 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Every series issue 3 asks for is registered once a pipeline is
+// attached, under the pseudocong namespace.
+func TestMetricsListOfTheIssue(t *testing.T) {
+	r := newRig(t, loadProfile(t, "pica8-p3297", nil), Options{})
+	for _, name := range []string{
+		"pseudocong_tcam_entries",                       // TCAM occupancy
+		"pseudocong_tcam_capacity_entries",              // and capacity
+		"pseudocong_tcam_entries_moved_total",           // entries moved
+		"pseudocong_tcam_insert_latency_seconds",        // insert latency histogram
+		"pseudocong_agent_queue_depth",                  // agent queue depth
+		"pseudocong_agent_packet_in_batch_size",         // Packet-In batch size histogram
+		"pseudocong_agent_drops_total",                  // drops by reason (agent)
+		"pseudocong_dataplane_drops_total",              // drops by reason (data plane)
+		"pseudocong_dataplane_forwarding_delay_seconds", // forwarding delay histogram
+		"pseudocong_dataplane_swap_ins_total",           // backing-table swap-ins
+		"pseudocong_dataplane_backing_entries",
+		"pseudocong_dataplane_held_packets",
+	} {
+		metricFamily(t, r.reg, name)
+	}
+	if v := metricFamily(t, r.reg, "pseudocong_tcam_capacity_entries").GetMetric()[0].GetGauge().GetValue(); v != 4000 {
+		t.Errorf("tcam capacity gauge %g, want 4000", v)
+	}
+	// A second pipeline on the same registry must be told apart by a
+	// wrapping label, not collide silently.
+	sw2 := newRig(t, nil, Options{}).sw
+	if _, err := Attach(sw2, Options{Profile: r.p.Profile(), Registerer: r.reg}); err == nil {
+		t.Error("second pipeline registered the same series without an error")
+	}
+	wrapped := prometheus.WrapRegistererWith(prometheus.Labels{"switch": "s2"}, r.reg)
+	if _, err := Attach(sw2, Options{Profile: r.p.Profile(), Registerer: wrapped}); err != nil {
+		t.Errorf("wrapped registerer: %v", err)
+	}
+}

@@ -1,0 +1,77 @@
+package pipeline
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pseudocong/pseudocong/profile"
+)
+
+// Options configure a Pipeline. Only Profile is required.
+type Options struct {
+	// Profile is the switch model: agent, tcam and forwarding sections.
+	Profile *profile.Profile
+	// BackingCapacity bounds the rules held outside the TCAM. Default
+	// DefaultBackingCapacity. (The profile format has no key for it yet.)
+	BackingCapacity int
+	// Eviction names the TCAM eviction policy (dataplane.EvictionByName);
+	// default "lru".
+	Eviction string
+	// HoldLimit bounds the packets waiting for their rule (swap-in or
+	// install), over all rules. Default 4096.
+	HoldLimit int
+	// DelayLineLimit bounds the packets in flight through the hit delay.
+	// Default 65536.
+	DelayLineLimit int
+	// BarrierLimit bounds the BARRIERs waiting for earlier FLOW_MODs.
+	// Default 4096.
+	BarrierLimit int
+	// Registerer gets the agent's and the data plane's series; nil: none.
+	Registerer prometheus.Registerer
+	// Logger: default discard.
+	Logger *slog.Logger
+}
+
+// DefaultBackingCapacity is the backing table's size when Options leave it
+// 0. Paper 000 gives no figure for the Pica8's on-chip / software table
+// beyond "larger than the TCAM" (§1.2); 65 536 is assumed, large enough
+// for every experiment of the paper (at most 4 000 + 500 rules).
+const DefaultBackingCapacity = 65536
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Profile == nil {
+		return o, fmt.Errorf("pipeline: nil profile")
+	}
+	if o.BackingCapacity == 0 {
+		o.BackingCapacity = DefaultBackingCapacity
+	}
+	if o.BackingCapacity < 0 {
+		return o, fmt.Errorf("pipeline: backing capacity %d: must not be negative", o.BackingCapacity)
+	}
+	if o.HoldLimit <= 0 {
+		o.HoldLimit = 4096
+	}
+	if o.DelayLineLimit <= 0 {
+		o.DelayLineLimit = 65536
+	}
+	if o.BarrierLimit <= 0 {
+		o.BarrierLimit = 4096
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o, nil
+}
+
+// TableCapacity is the flow-table size a switch modelled by p must be
+// built with (softswitch.Config.TableCapacity), so that the flow table
+// refuses with ALL_TABLES_FULL exactly when the TCAM and the backing table
+// are both full. backing 0 means DefaultBackingCapacity.
+func TableCapacity(p *profile.Profile, backing int) int {
+	if backing == 0 {
+		backing = DefaultBackingCapacity
+	}
+	return p.TCAM.Capacity + backing
+}

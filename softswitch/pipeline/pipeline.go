@@ -1,0 +1,217 @@
+package pipeline
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/pseudocong/pseudocong/agent"
+	"github.com/pseudocong/pseudocong/internal/clock"
+	"github.com/pseudocong/pseudocong/profile"
+	"github.com/pseudocong/pseudocong/softswitch"
+	"github.com/pseudocong/pseudocong/softswitch/dataplane"
+)
+
+// Pipeline is the modelled data plane attached to one switch. Create it
+// with Attach; it is safe for concurrent use.
+type Pipeline struct {
+	sw       *softswitch.Switch
+	clk      clock.Clock
+	prof     *profile.Profile
+	opts     Options
+	log      *slog.Logger
+	agent    *agent.Agent
+	metrics  *dataplane.Metrics
+	hitDelay time.Duration
+
+	// mu guards everything below. Lock order: the switch's lock (held
+	// while the table listener runs) before mu. Never call the switch or
+	// the agent with mu held: both may call back into the pipeline.
+	mu      sync.Mutex
+	stopped bool
+	table   *dataplane.Table
+
+	// waits holds, per rule ID, the packets waiting for a CPU job that
+	// puts the rule into the TCAM (an install or a swap-in). A rule has a
+	// wait list exactly while such a job is in flight.
+	waits map[uint64]*waitList
+	held  int // packets in all wait lists
+
+	// job accounting: acc collects the TCAM cost of the flow_mod job that
+	// is applying its FLOW_MOD now; unbilled collects TCAM work done
+	// outside any job (timeouts), charged to the next job.
+	acc      *jobAcc
+	unbilled time.Duration
+	preload  *preloadState
+
+	// BARRIER ordering: flow_mod jobs accepted and done, and the barriers
+	// waiting for a count of done jobs.
+	accepted, done uint64
+	barriers       []pendingBarrier
+
+	line delayLine
+	st   Stats
+}
+
+// Stats are the pipeline's own counters, for tests and experiment reports.
+type Stats struct {
+	// Delivered counts packets handed to the switch after their delay, by
+	// path (dataplane.PathHit, PathSwapIn, PathInstallWait).
+	Delivered map[string]uint64
+	// Drops counts packets (and BARRIERs) dropped, by reason.
+	Drops map[string]uint64
+	// FlowModJobs counts FLOW_MODs accepted by the agent; FlowModsRefused
+	// those its job queue refused (answered with FLOW_MOD_FAILED/EPERM).
+	FlowModJobs, FlowModsRefused uint64
+	// SwapInJobs counts swap-ins submitted.
+	SwapInJobs uint64
+	// Held is the number of packets waiting for a rule now; MaxHeld its
+	// high-water mark.
+	Held, MaxHeld int
+	// InFlight is the number of packets in the hit-delay line now.
+	InFlight int
+}
+
+// Attach builds the agent and the data-plane table from opts.Profile and
+// installs the pipeline in sw's three seams and as its table listener. The
+// switch should have been built with Config.TableCapacity =
+// TableCapacity(profile, opts.BackingCapacity).
+func Attach(sw *softswitch.Switch, opts Options) (*Pipeline, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := &Pipeline{
+		sw:       sw,
+		clk:      sw.Clock(),
+		prof:     opts.Profile,
+		opts:     opts,
+		log:      opts.Logger.With("profile", opts.Profile.Name),
+		hitDelay: opts.Profile.Forwarding.HitDelay,
+		waits:    make(map[uint64]*waitList),
+		st:       Stats{Delivered: map[string]uint64{}, Drops: map[string]uint64{}},
+	}
+	p.line.init(p, opts.DelayLineLimit)
+	layout, err := opts.Profile.TCAMLayout()
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	ev, err := dataplane.EvictionByName(opts.Eviction)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	// Register last-failing-first: on any error below, leave the registry
+	// as it was.
+	if p.metrics, err = dataplane.NewMetrics(opts.Registerer); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			p.metrics.Unregister(opts.Registerer)
+		}
+	}()
+	p.table, err = dataplane.New(dataplane.Config{
+		TCAMSlots:       opts.Profile.TCAM.Capacity,
+		Layout:          layout,
+		Timing:          opts.Profile.TCAM.Timing,
+		BackingCapacity: opts.BackingCapacity,
+		Eviction:        ev,
+	}, p.metrics)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	am, err := agent.NewMetrics(opts.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	if p.agent, err = agent.New(p.clk, opts.Profile.Agent, agentOutput{p}, am); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	ok = true
+	sw.SetTableListener(tableListener{p})
+	sw.SetMissHandler(p)
+	sw.SetInstaller(p)
+	sw.SetForwarder(p)
+	p.log.Info("modelled data plane attached", "agent", p.agent.String(),
+		"tcam", opts.Profile.TCAM.Capacity, "layout", layout.Name(), "backing", opts.BackingCapacity,
+		"eviction", ev.Name(), "hit_delay", p.hitDelay)
+	return p, nil
+}
+
+// Agent is the local-CPU model (for its Stats).
+func (p *Pipeline) Agent() *agent.Agent { return p.agent }
+
+// Profile is the profile the pipeline was built from.
+func (p *Pipeline) Profile() *profile.Profile { return p.prof }
+
+// TableStats returns the placement counters (adds, swap-ins, evictions,
+// cost totals).
+func (p *Pipeline) TableStats() dataplane.Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.table.Stats()
+}
+
+// Occupancy returns the rules in the TCAM and in the backing table.
+func (p *Pipeline) Occupancy() (inTCAM, inBacking int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.table.Len()
+}
+
+// Where says where the flow entry with this ID lives.
+func (p *Pipeline) Where(id uint64) dataplane.Location {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.table.Where(id)
+}
+
+// Stats returns a snapshot of the pipeline's counters.
+func (p *Pipeline) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.st
+	s.Delivered = copyCounts(p.st.Delivered)
+	s.Drops = copyCounts(p.st.Drops)
+	s.Held = p.held
+	s.InFlight = p.line.len()
+	return s
+}
+
+// Stop stops the agent (its queued work is dropped) and drops the held
+// and in-flight packets. The switch keeps its seams; stop feeding it first.
+func (p *Pipeline) Stop() {
+	p.agent.Stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	p.stopped = true
+	for id, w := range p.waits {
+		for range w.hits {
+			p.dropLocked(dataplane.DropStopped)
+		}
+		delete(p.waits, id)
+	}
+	p.held = 0
+	p.metrics.SetHeld(0)
+	for range p.line.stop() {
+		p.dropLocked(dataplane.DropStopped)
+	}
+}
+
+func (p *Pipeline) dropLocked(reason string) {
+	p.st.Drops[reason]++
+	p.metrics.Drop(reason)
+}
+
+func copyCounts(m map[string]uint64) map[string]uint64 {
+	c := make(map[string]uint64, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

@@ -64,8 +64,8 @@ func newFrameReader(r io.Reader, maxLen int) *frameReader {
 	return &frameReader{br: bufio.NewReaderSize(r, frameArenaSize), maxLen: maxLen}
 }
 
-// next returns the next whole frame. The returned slice is never
-// overwritten by later calls. Errors: io.EOF at a clean message boundary,
+// next returns the next whole frame. The returned slice is not
+// overwritten by later calls unless it is handed back with releaseLast. Errors: io.EOF at a clean message boundary,
 // io.ErrUnexpectedEOF inside a message, *FramingError (fatal),
 // *FrameTooLongError (the frame was skipped; reading may continue), or the
 // underlying read error.
@@ -112,7 +112,7 @@ func (f *frameReader) alloc(n int) []byte {
 // more (it was rejected, or fully copied). A peer streaming garbage then
 // reuses one slab instead of making us allocate per frame.
 func (f *frameReader) releaseLast() {
-	// f.off -= f.last
+	f.off -= f.last
 	f.last = 0
 }
 

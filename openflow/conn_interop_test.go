@@ -81,3 +81,62 @@ func TestInteropOvsOfctl(t *testing.T) {
 		})
 	}
 }
+
+// TestInteropOvsTestcontroller dials Open vSwitch's ovs-testcontroller as
+// a switch would: the handshake succeeds and the controller's first
+// request (FEATURES_REQUEST) arrives decoded. Skipped where Open vSwitch is
+// not installed.
+func TestInteropOvsTestcontroller(t *testing.T) {
+	if _, err := exec.LookPath("ovs-testcontroller"); err != nil {
+		t.Skip("ovs-testcontroller not installed")
+	}
+	// Find a free port (a small race with other processes is acceptable
+	// for a test).
+	l, err := Listen("ptcp:0:127.0.0.1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().String()
+	l.Close()
+	_, portStr, _ := strings.Cut(port, ":")
+	dir := t.TempDir()
+	cmd := exec.Command("ovs-testcontroller", "-O", "OpenFlow10", "--no-chdir",
+		"--pidfile="+dir+"/tc.pid", "--unixctl="+dir+"/tc.ctl", "ptcp:"+portStr+":127.0.0.1")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var c *Conn
+	for { // wait for the controller to listen
+		nc, err := Dial(ctx, "tcp:127.0.0.1:"+portStr, nil)
+		if err == nil {
+			c = NewConn(nc, quietConfig())
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("ovs-testcontroller never listened: %v\n%s", err, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	defer c.Close()
+	if err := c.Handshake(ctx); err != nil {
+		t.Fatalf("handshake with ovs-testcontroller: %v\n%s", err, out.String())
+	}
+	m, err := c.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MsgType() != TypeFeaturesRequest {
+		t.Fatalf("first request %v, want FEATURES_REQUEST", m.MsgType())
+	}
+	if _, err := c.Echo(ctx); err != nil {
+		t.Fatalf("echo to ovs-testcontroller: %v", err)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 )
 
 // ReadMessage returns the next received message that is not consumed by
@@ -66,10 +65,9 @@ func (c *Conn) readFailed(err error) bool {
 		c.shutdown(fmt.Errorf("openflow: peer closed the connection: %w", err))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		c.shutdown(fmt.Errorf("openflow: peer closed the connection inside a message: %w", err))
-	case errors.Is(err, net.ErrClosed):
-		// Our own writer closed the socket after a shutdown.
-		c.shutdown(fmt.Errorf("openflow: read: %w", err))
 	default:
+		// Includes net.ErrClosed when our writer closed the socket after a
+		// shutdown; shutdown then keeps the original cause.
 		c.shutdown(fmt.Errorf("openflow: read: %w", err))
 	}
 	return false

@@ -20,6 +20,7 @@ become underscores) or as a key in the file given by --config.`,
 	root.AddCommand(newSwitchCommand())
 	root.AddCommand(newControllerCommand())
 	root.AddCommand(newBenchCommand())
+	root.AddCommand(newExperimentCommand())
 	return root
 }
 

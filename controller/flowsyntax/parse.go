@@ -101,7 +101,7 @@ func ParseFlow(s string) (Flow, error) {
 // cutActions splits s at the "actions=" keyword, which ovs-ofctl requires
 // to be the last field because the action list itself contains commas.
 func cutActions(s string) (match, actions string, ok bool) {
-	lower := strings.ToLower(s)
+	lower := asciiLower(s) // same byte offsets as s, unlike strings.ToLower
 	for i := 0; ; {
 		j := strings.Index(lower[i:], "actions=")
 		if j < 0 {
@@ -114,6 +114,17 @@ func cutActions(s string) (match, actions string, ok bool) {
 		}
 		i = j + 1
 	}
+}
+
+// asciiLower lower-cases ASCII letters only, keeping every byte in place.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 func isSeparator(c byte) bool { return c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n' }

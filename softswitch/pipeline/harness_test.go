@@ -70,7 +70,7 @@ type delivery struct {
 // rig is a switch on a simulated clock with ports 1 (in) and 2 (out) and a
 // controller channel; pipeline nil means the ideal seams.
 type rig struct {
-	t   *testing.T
+	t   testing.TB
 	sim *clock.Sim
 	sw  *softswitch.Switch
 	p   *Pipeline
@@ -82,7 +82,7 @@ type rig struct {
 }
 
 // newRig builds the rig. prof nil means no pipeline (ideal seams).
-func newRig(t *testing.T, prof *profile.Profile, opts Options) *rig {
+func newRig(t testing.TB, prof *profile.Profile, opts Options) *rig {
 	t.Helper()
 	sim := clock.NewSim(t0)
 	r := &rig{t: t, sim: sim, reg: prometheus.NewRegistry(), ctl: &recChannel{clk: sim}}
@@ -117,7 +117,7 @@ func newRig(t *testing.T, prof *profile.Profile, opts Options) *rig {
 	return r
 }
 
-func loadProfile(t *testing.T, name string, edit func(*profile.Profile)) *profile.Profile {
+func loadProfile(t testing.TB, name string, edit func(*profile.Profile)) *profile.Profile {
 	t.Helper()
 	p, err := profile.Load(name)
 	if err != nil {
@@ -146,7 +146,7 @@ func (r *rig) deliveries() []delivery {
 func hostIP(i int) uint32 { return 0x0a010000 | uint32(i&0xffff) }
 
 // frame is a UDP packet from host i whose payload ends with seq.
-func frame(t *testing.T, i int, seq uint32) []byte {
+func frame(t testing.TB, i int, seq uint32) []byte {
 	t.Helper()
 	var src [4]byte
 	binary.BigEndian.PutUint32(src[:], hostIP(i))

@@ -29,14 +29,19 @@ func TestMetricsListOfTheIssue(t *testing.T) {
 	if v := metricFamily(t, r.reg, "pseudocong_tcam_capacity_entries").GetMetric()[0].GetGauge().GetValue(); v != 4000 {
 		t.Errorf("tcam capacity gauge %g, want 4000", v)
 	}
-	// A second pipeline on the same registry must be told apart by a
-	// wrapping label, not collide silently.
-	sw2 := newRig(t, nil, Options{}).sw
-	if _, err := Attach(sw2, Options{Profile: r.p.Profile(), Registerer: r.reg}); err == nil {
+	// Several pipelines share a registry when each is wrapped with its
+	// own label; unwrapped, the second is refused and leaves no series.
+	if _, err := Attach(newRig(t, nil, Options{}).sw, Options{Profile: r.p.Profile(), Registerer: r.reg}); err == nil {
 		t.Error("second pipeline registered the same series without an error")
 	}
-	wrapped := prometheus.WrapRegistererWith(prometheus.Labels{"switch": "s2"}, r.reg)
-	if _, err := Attach(sw2, Options{Profile: r.p.Profile(), Registerer: wrapped}); err != nil {
-		t.Errorf("wrapped registerer: %v", err)
+	shared := prometheus.NewRegistry()
+	for _, name := range []string{"s1", "s2"} {
+		wrapped := prometheus.WrapRegistererWith(prometheus.Labels{"switch": name}, shared)
+		if _, err := Attach(newRig(t, nil, Options{}).sw, Options{Profile: r.p.Profile(), Registerer: wrapped}); err != nil {
+			t.Errorf("switch %s: %v", name, err)
+		}
+	}
+	if n := len(metricFamily(t, shared, "pseudocong_tcam_entries").GetMetric()); n != 2 {
+		t.Errorf("%d tcam_entries series for two wrapped switches", n)
 	}
 }

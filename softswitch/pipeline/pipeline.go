@@ -101,8 +101,11 @@ func Attach(sw *softswitch.Switch, opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	// Register last-failing-first: on any error below, leave the registry
-	// as it was.
+	if err := opts.Profile.Agent.Validate(); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	// From here on only registration can fail (agent.New cannot once its
+	// config is valid); on failure the registry is left as it was.
 	if p.metrics, err = dataplane.NewMetrics(opts.Registerer); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}

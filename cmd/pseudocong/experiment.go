@@ -1,0 +1,145 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pseudocong/pseudocong/experiments"
+)
+
+func newExperimentCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "experiment",
+		Short: "Run experiment specs (paper 000's tables and figures) and list them",
+	}
+	cmd.AddCommand(newExperimentRunCommand(), newExperimentListCommand())
+	return cmd
+}
+
+func newExperimentRunCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run SPEC",
+		Short: "Run a spec (a built-in name such as paper or smoke, or a YAML file) and write its outputs",
+		Long: `Run every experiment of SPEC and write into --out:
+  summary.json   every result number and the paper's (docs/experiments.md)
+  <id>.csv       every sample of each experiment
+  *.png          the figures, drawn like the paper's
+  report.md      paper number | ours | within tolerance?, misses explained
+
+Exit code 2 means bad input (unknown spec, bad YAML, impossible parameters,
+bad flags); 1 means the run itself failed.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("experiment run takes one SPEC (built-in: %s), got %d arguments",
+					strings.Join(experiments.BuiltinSpecNames(), ", "), len(args))
+			}
+			return nil
+		},
+		RunE: runExperiment,
+	}
+	addCommonFlags(cmd)
+	cmd.Flags().String("backend", experiments.BackendSim, "backend: sim (simulated switch on a virtual clock)")
+	cmd.Flags().String("out", "results", "directory for summary.json, CSVs, figures and report.md")
+	cmd.Flags().String("profile", "", "switch profile name or YAML path (default: the spec's)")
+	cmd.Flags().Int64("seed", -1, "seed (default: the spec's)")
+	cmd.Flags().Int("workers", 0, "runs in parallel (default: number of CPUs); results do not depend on it")
+	cmd.Flags().Bool("quiet", false, "no progress output")
+	return cmd
+}
+
+func runExperiment(cmd *cobra.Command, args []string) error {
+	v, err := newViper(cmd)
+	if err != nil {
+		return err
+	}
+	if _, err := newLogger(v); err != nil {
+		return err
+	}
+	if err := mustNotBeEmpty(v, "out"); err != nil {
+		return err
+	}
+	spec, err := experiments.LoadSpec(args[0])
+	if err != nil {
+		return usageErrorf("%w", err)
+	}
+	opts := experiments.Options{
+		Backend: v.GetString("backend"),
+		Profile: v.GetString("profile"),
+		Workers: v.GetInt("workers"),
+	}
+	if opts.Workers < 0 {
+		return usageErrorf("--workers %d must not be negative", opts.Workers)
+	}
+	if s := v.GetInt64("seed"); s >= 0 {
+		seed := uint64(s)
+		opts.Seed = &seed
+	}
+	stderr := cmd.ErrOrStderr()
+	if !v.GetBool("quiet") {
+		fmt.Fprintf(stderr, "running spec %s (%s), backend %s\n", spec.Name, spec.Source, opts.Backend)
+		opts.Progress = experiments.NewProgress(stderr).Update
+	}
+	res, err := experiments.Execute(cmd.Context(), spec, opts)
+	if err != nil {
+		var se *experiments.SpecError
+		if errors.As(err, &se) {
+			return usageErrorf("%w", err)
+		}
+		return err
+	}
+	out := v.GetString("out")
+	files, err := experiments.WriteOutputs(out, res)
+	if err != nil {
+		return err
+	}
+	printRunSummary(cmd.OutOrStdout(), res, out, files)
+	return nil
+}
+
+func printRunSummary(w io.Writer, res *experiments.Result, out string, files []string) {
+	cs := res.Compare()
+	fmt.Fprintf(w, "\nspec %s: %d runs in %.2f s (backend %s, profile %s, seed %d)\n\n",
+		res.Spec.Name, len(res.Cells), res.Wall.Seconds(), res.Backend, res.Profile.Name, res.Seed)
+	fmt.Fprint(w, experiments.CompareTable(cs))
+	hits := 0
+	for _, c := range cs {
+		if c.Within {
+			hits++
+		}
+	}
+	fmt.Fprintf(w, "\n%d of %d paper numbers within tolerance; misses are explained in the report.\n", hits, len(cs))
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		abs = out
+	}
+	fmt.Fprintf(w, "\nwrote %d files to %s:\n  %s (summary), %s (report), CSVs and PNG figures\n",
+		len(files), abs, experiments.SummaryFile, experiments.ReportFile)
+}
+
+func newExperimentListCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in specs and their experiments",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			for _, name := range experiments.BuiltinSpecNames() {
+				spec, err := experiments.LoadSpec(name)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "%s: %s\n", spec.Name, spec.Description)
+				for _, e := range spec.Runs {
+					fmt.Fprintf(w, "  %-10s %-24s %s; %d flows; rates %v pps; base loads %v; priorities %v\n",
+						e.ID, e.Paper, e.Kind, e.Flows, e.Rates, e.BaseLoads, e.Priorities)
+				}
+			}
+			return nil
+		},
+	}
+}

@@ -154,23 +154,17 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn) error {
 	defer stop()
 
 	c := newSwitchConn(s, nc)
+	defer c.ep.Close() // tells the core and the app, if connected
 	if err := c.handshake(); err != nil {
 		return fmt.Errorf("handshake with %s: %w", nc.RemoteAddr(), err)
 	}
-	c.log = c.log.With("dpid", dpidString(c.features.DatapathID))
+	c.log = c.log.With("dpid", dpidString(c.ep.DPID()))
 
 	done := make(chan struct{})
 	defer close(done)
 	if s.cfg.EchoInterval > 0 {
 		go c.keepalive(done)
 	}
-	// Connect inside a batch: a proactive app's rule push leaves in as few
-	// writes as possible.
-	c.beginBatch()
-	c.session = s.cfg.Core.Connect(c)
-	c.endBatch()
-	defer c.session.Disconnect()
-
 	err := c.serve()
 	if errors.Is(err, io.EOF) || (ctx.Err() != nil && errors.Is(err, net.ErrClosed)) {
 		return nil

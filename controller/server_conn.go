@@ -25,33 +25,25 @@ const (
 	// maxRetainedOut: a buffer that grew beyond this is dropped after the
 	// flush instead of being kept for the connection's life.
 	maxRetainedOut = 1 << 20
-	// maxConsecutiveBadFrames: a peer that sends this many undecodable
-	// messages in a row is not a switch; close instead of answering on.
-	maxConsecutiveBadFrames = 64
 )
 
-// switchConn is the TCP shell's Switch: one connection, read and handled on
-// its own goroutine, replies encoded into out and written in batches.
+// switchConn is the TCP shell's side of one switch: it frames the byte
+// stream for the Endpoint (which does the protocol) and is its Transport,
+// encoding replies into out and writing them in batches.
 type switchConn struct {
-	srv      *Server
-	nc       net.Conn
-	br       *bufio.Reader
-	log      *slog.Logger
-	metrics  *Metrics
-	features openflow.FeaturesReply
-	session  *Session
-	xid      atomic.Uint32
-	reads    atomic.Uint64 // read calls that returned data, for the keepalive
+	srv     *Server
+	nc      net.Conn
+	br      *bufio.Reader
+	log     *slog.Logger
+	metrics *Metrics
+	ep      *Endpoint
+	xid     atomic.Uint32 // keepalive echo xids
+	reads   atomic.Uint64 // read calls that returned data, for the keepalive
 
 	wmu      sync.Mutex
 	out      []byte
 	batching bool  // the reader will flush out when its batch ends
 	werr     error // first write error; the connection is dead after it
-
-	pin      openflow.PacketIn // reused for every PACKET_IN (hot path)
-	badRun   int               // consecutive undecodable frames
-	lastWarn time.Time
-	quiet    int // warnings suppressed since lastWarn
 }
 
 func newSwitchConn(s *Server, nc net.Conn) *switchConn {
@@ -63,6 +55,7 @@ func newSwitchConn(s *Server, nc net.Conn) *switchConn {
 		out:     make([]byte, 0, 16<<10),
 	}
 	c.br = bufio.NewReaderSize(activityReader{c}, readBufferSize)
+	c.ep = NewEndpoint(EndpointConfig{Core: s.cfg.Core, Transport: c, MissSendLen: s.cfg.MissSendLen, Logger: c.log})
 	return c
 }
 
@@ -77,9 +70,6 @@ func (a activityReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (c *switchConn) DPID() uint64                      { return c.features.DatapathID }
-func (c *switchConn) Features() *openflow.FeaturesReply { return &c.features }
-
 func (c *switchConn) nextXid() uint32 {
 	for {
 		if x := c.xid.Add(1); x != 0 {
@@ -88,9 +78,9 @@ func (c *switchConn) nextXid() uint32 {
 	}
 }
 
-// Send encodes m into the output buffer. Inside the reader's batch the
-// bytes wait for the batch's end; otherwise (another goroutine, the
-// handshake) they are written at once.
+// Send (Transport) encodes m into the output buffer. Inside the reader's
+// batch the bytes wait for the batch's end; otherwise (another goroutine)
+// they are written at once.
 func (c *switchConn) Send(m openflow.Message) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -128,6 +118,12 @@ func (c *switchConn) flushLocked() error {
 	return c.werr
 }
 
+func (c *switchConn) writeErr() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.werr
+}
+
 func (c *switchConn) beginBatch() {
 	c.wmu.Lock()
 	c.batching = true
@@ -141,26 +137,51 @@ func (c *switchConn) endBatch() {
 	c.wmu.Unlock()
 }
 
-// sendError answers a bad message (or the start of one) with an OpenFlow
-// ERROR carrying its first 64 bytes.
-func (c *switchConn) sendError(req []byte, t openflow.ErrorType, code uint16) {
-	if err := c.Send(openflow.NewErrorFor(req, t, code)); err == nil {
-		c.metrics.MessageOut(openflow.TypeError)
+// handshake feeds the Endpoint until the switch is connected, within
+// HandshakeTimeout. Each step runs as a batch, so that a proactive app's
+// rule push on connect leaves in as few writes as possible.
+func (c *switchConn) handshake() error {
+	_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.HandshakeTimeout))
+	defer c.nc.SetReadDeadline(time.Time{})
+	if err := c.ep.Start(); err != nil {
+		return err
 	}
+	for !c.ep.Connected() {
+		frame, err := c.readFrame()
+		if err != nil {
+			return err
+		}
+		c.beginBatch()
+		err = c.ep.HandleFrame(frame)
+		c.endBatch()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// warn logs a misbehaving peer at most once per second.
-func (c *switchConn) warn(msg string, args ...any) {
-	now := time.Now()
-	if now.Sub(c.lastWarn) < time.Second {
-		c.quiet++
-		return
+// readFrame reads one whole message into a fresh slice (handshake only).
+// Over-long and under-long frames are errors here: a peer that cannot
+// frame its first messages is not worth resynchronising with.
+func (c *switchConn) readFrame() ([]byte, error) {
+	hdr, err := c.br.Peek(openflow.HeaderLen)
+	if err != nil {
+		return nil, readErr(err, len(hdr))
 	}
-	if c.quiet > 0 {
-		args = append(args, "suppressed", c.quiet)
+	n := int(binary.BigEndian.Uint16(hdr[2:4]))
+	if n < openflow.HeaderLen || n > c.srv.cfg.MaxMessageLen {
+		c.metrics.ProtocolError()
+		c.ep.SendError(hdr, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen))
+		return nil, fmt.Errorf("framing: message length %d", n)
 	}
-	c.lastWarn, c.quiet = now, 0
-	c.log.Warn(msg, args...)
+	b, err := c.br.Peek(n)
+	if err != nil {
+		return nil, readErr(err, len(b))
+	}
+	frame := append([]byte(nil), b...)
+	_, _ = c.br.Discard(n)
+	return frame, nil
 }
 
 // frameBuffered reports whether a whole message is already in the read
@@ -189,6 +210,9 @@ func (c *switchConn) serve() error {
 		}
 		hdr, err := c.br.Peek(openflow.HeaderLen)
 		if err != nil {
+			if werr := c.writeErr(); werr != nil {
+				return werr // the failed write closed the socket under the reader
+			}
 			return readErr(err, len(hdr))
 		}
 		if !batching {
@@ -199,7 +223,7 @@ func (c *switchConn) serve() error {
 		if n < openflow.HeaderLen {
 			// The stream cannot be re-synchronised after this.
 			c.metrics.ProtocolError()
-			c.sendError(hdr, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen))
+			c.ep.SendError(hdr, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen))
 			return fmt.Errorf("framing: message length %d < %d", n, openflow.HeaderLen)
 		}
 		if n > c.srv.cfg.MaxMessageLen {
@@ -208,8 +232,7 @@ func (c *switchConn) serve() error {
 			if _, err := c.br.Discard(n); err != nil {
 				return readErr(err, 1)
 			}
-			if err := c.badFrame(prefix, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen),
-				fmt.Errorf("message length %d above limit %d", n, c.srv.cfg.MaxMessageLen)); err != nil {
+			if err := c.ep.BadFrame(prefix, n); err != nil {
 				return err
 			}
 			continue
@@ -218,7 +241,9 @@ func (c *switchConn) serve() error {
 		if err != nil {
 			return readErr(err, len(frame))
 		}
-		err = c.handleFrame(frame)
+		// The frame aliases the read buffer, valid until Discard: this is
+		// why App messages are borrowed.
+		err = c.ep.HandleFrame(frame)
 		_, _ = c.br.Discard(n)
 		if err != nil {
 			return err
@@ -235,58 +260,6 @@ func readErr(err error, got int) error {
 		return io.EOF
 	}
 	return fmt.Errorf("read from switch: %w", err)
-}
-
-// handleFrame decodes one whole message and hands it to the session. The
-// frame aliases the read buffer: it is valid only until the next read, which
-// is why App messages are borrowed.
-func (c *switchConn) handleFrame(frame []byte) error {
-	t := openflow.Type(frame[1])
-	if frame[0] != openflow.Version {
-		if t == openflow.TypeHello {
-			return nil // a repeated HELLO is harmless
-		}
-		return c.badFrame(frame, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadVersion),
-			&openflow.VersionError{Got: frame[0]})
-	}
-	var m openflow.Message
-	if t == openflow.TypePacketIn {
-		// Hot path: decode into the reused struct, no allocation.
-		if err := c.pin.DecodeFromBytes(frame); err != nil {
-			et, code := openflow.ErrorCodeFor(err)
-			return c.badFrame(frame, et, code, err)
-		}
-		m = &c.pin
-	} else {
-		var err error
-		if m, err = openflow.Unmarshal(frame); err != nil {
-			if t == openflow.TypeError {
-				// Never answer an ERROR with an ERROR: two broken peers
-				// would ping-pong forever.
-				c.metrics.ProtocolError()
-				c.warn("undecodable ERROR from switch", "err", err)
-				return nil
-			}
-			et, code := openflow.ErrorCodeFor(err)
-			return c.badFrame(frame, et, code, err)
-		}
-	}
-	c.badRun = 0
-	c.session.Handle(m)
-	return nil
-}
-
-// badFrame answers an undecodable message with an ERROR, and gives up on a
-// peer that sends nothing else.
-func (c *switchConn) badFrame(frame []byte, t openflow.ErrorType, code uint16, cause error) error {
-	c.metrics.ProtocolError()
-	c.sendError(frame, t, code)
-	c.warn("bad message from switch", "type", openflow.Type(frame[1]).String(), "len", len(frame), "err", cause)
-	c.badRun++
-	if c.badRun >= maxConsecutiveBadFrames {
-		return fmt.Errorf("%d undecodable messages in a row (last: %w)", c.badRun, cause)
-	}
-	return nil
 }
 
 // keepalive sends an ECHO_REQUEST after EchoInterval of silence and closes
@@ -308,7 +281,7 @@ func (c *switchConn) keepalive(done <-chan struct{}) {
 		}
 		idle++
 		if idle == 1 {
-			if err := c.Send(&openflow.EchoRequest{Header: openflow.Header{Xid: c.nextXid()}}); err == nil {
+			if err := c.Send(&openflow.EchoRequest{Header: openflow.Header{Xid: c.nextXid() | 1<<31}}); err == nil {
 				c.metrics.MessageOut(openflow.TypeEchoRequest)
 			}
 			continue

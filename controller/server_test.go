@@ -265,3 +265,29 @@ func TestOffersVersion10(t *testing.T) {
 		}
 	}
 }
+
+// TestServerDropsPeerThatDoesNotRead: a switch that floods PACKET_INs but
+// never reads the answers blocks our writes; after WriteTimeout it is
+// dropped, and a good switch is served throughout.
+func TestServerDropsPeerThatDoesNotRead(t *testing.T) {
+	addr, core, _ := startServer(t, NewReactive(ReactiveConfig{}), ServerConfig{WriteTimeout: 300 * time.Millisecond})
+	good := dialSwitch(t, addr, 1)
+	stuck := dialSwitch(t, addr, 2)
+	_ = stuck.nc.(*net.TCPConn).SetReadBuffer(4096)
+	waitFor(t, "both connected", func() bool { return core.Connected() == 2 })
+
+	b, _ := openflow.Marshal(packetIn(1, openflow.NoBuffer, 1, frame(bcast, macA, 0x0806, make([]byte, 1000))))
+	var burst []byte
+	for range 1000 {
+		burst = append(burst, b...)
+	}
+	go func() {
+		for {
+			if _, err := stuck.nc.Write(burst); err != nil {
+				return // dropped by the controller
+			}
+		}
+	}()
+	waitFor(t, "the non-reading switch dropped", func() bool { return core.Connected() == 1 })
+	checkService(t, good, 7)
+}

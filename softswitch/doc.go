@@ -19,6 +19,10 @@
 // MODIFY_STRICT change actions (or add when nothing matches), DELETE and
 // DELETE_STRICT honour out_port, exact-match entries outrank wildcard
 // ones, idle/hard timeouts produce FLOW_REMOVED when SEND_FLOW_REM is set.
+// An exact-match entry keeps the priority its FLOW_MOD gave (Open vSwitch
+// rewrites it to 65535); it outranks wildcard entries through its
+// effective priority instead, and the TCAM experiments keep the priority
+// pattern the controller chose.
 // EMERG entries are kept in a separate emergency table (reported by flow
 // stats as table 0xfe) but never used for forwarding: emergency mode is not
 // modelled.
@@ -75,5 +79,10 @@
 // management clients. Each connection is an openflow.Conn: HELLO
 // negotiation, ECHO keepalive, framing and decoding; a message that does not
 // decode is answered with an OpenFlow ERROR by the connection, a broken
-// stream is closed, and the switch keeps running and reconnects.
+// stream is closed, and the switch keeps running and reconnects. On a
+// connection, asynchronous messages (PACKET_IN, FLOW_REMOVED, PORT_STATUS)
+// are dropped when its write queue is full; replies wait for room up to
+// SessionConfig.ReplyTimeout. Fail mode follows whether a controller
+// channel is attached: standalone takes over as soon as the controller
+// connection is lost (Open vSwitch waits for its inactivity probe first).
 package softswitch

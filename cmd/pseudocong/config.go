@@ -59,4 +59,3 @@ func mustNotBeEmpty(v *viper.Viper, key string) error {
 	}
 	return nil
 }
-

@@ -48,7 +48,7 @@ func TestSwitchProcessInsertLatencyByProfile(t *testing.T) {
 		grows         bool
 	}{
 		{"pica8-p3297", "pica8-p3297", true},
-		{"ideal-by-path", "../../profile/builtin/ideal.yaml", false},
+		{"ideal-by-path", "../../profiles/ideal.yaml", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -76,7 +76,9 @@ type Stats struct {
 // Attach builds the agent and the data-plane table from opts.Profile and
 // installs the pipeline in sw's three seams and as its table listener. The
 // switch should have been built with Config.TableCapacity =
-// TableCapacity(profile, opts.BackingCapacity).
+// TableCapacity(profile, opts.BackingCapacity), and hold no flow entries
+// yet: entries added before Attach are not placed and forward at the hit
+// delay like software-only rules.
 func Attach(sw *softswitch.Switch, opts Options) (*Pipeline, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -104,8 +106,9 @@ func Attach(sw *softswitch.Switch, opts Options) (*Pipeline, error) {
 	if err := opts.Profile.Agent.Validate(); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	// From here on only registration can fail (agent.New cannot once its
-	// config is valid); on failure the registry is left as it was.
+	// On any failure below the registry is left as it was. The agent's
+	// series come last: agent.New cannot fail once its config is valid,
+	// so they never need undoing.
 	if p.metrics, err = dataplane.NewMetrics(opts.Registerer); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}

@@ -1,0 +1,219 @@
+//go:build integration
+
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pseudocong/pseudocong/internal/testenv"
+	"github.com/pseudocong/pseudocong/testbed"
+)
+
+// buildBinary compiles cmd/pseudocong once for the test.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pseudocong")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/pseudocong")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// process is a pseudocong process the test started; cleanup stops it
+// (SIGTERM, then SIGKILL) and logs its output if the test failed.
+type process struct {
+	cmd  *exec.Cmd
+	out  *os.File
+	done chan struct{}
+}
+
+func start(t *testing.T, bin string, args ...string) *process {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), args[0]+".log")
+	out, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %v: %v", args, err)
+	}
+	p := &process{cmd: cmd, out: out, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+		out.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			if len(b) > 8000 {
+				b = b[len(b)-8000:]
+			}
+			t.Logf("--- %v ---\n%s", args, b)
+		}
+	})
+	return p
+}
+
+func requirePortFree(t *testing.T, addr string) {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("%s is taken (the scrape config's port): %v", addr, err)
+	}
+	l.Close()
+}
+
+func fetchMetrics(addr string) ([]byte, error) {
+	c := &http.Client{Timeout: 3 * time.Second}
+	resp, err := c.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s/metrics: %s", addr, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func finite(s []testenv.Sample) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for _, x := range s {
+		if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Debian's Prometheus, started with the repository's scrape config,
+// scrapes the controller, the switch (AF_PACKET ports on a testbed, the
+// pica8-p3297 model) and a probe during a short live run; the histogram
+// quantiles the dashboard shows come back non-empty, and every /metrics
+// passes promtool's lint.
+func TestPrometheusScrapesLiveRun(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireCommand(t, "prometheus", "promtool", "go")
+	for _, a := range []string{controllerMetrics, switchMetrics, probeMetrics} {
+		requirePortFree(t, a)
+	}
+	config, err := os.ReadFile("prometheus/prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildBinary(t)
+
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	name := "m" + hex.EncodeToString(b[:])
+	stateDir := t.TempDir()
+	t.Cleanup(func() {
+		if err := testbed.Down(name, testbed.DownOptions{StateDir: stateDir}); err != nil {
+			t.Errorf("testbed down: %v", err)
+		}
+	})
+	topo, err := testbed.Up(context.Background(), testbed.Config{Name: name, Hosts: 2, StateDir: stateDir})
+	if err != nil {
+		t.Fatalf("testbed up: %v", err)
+	}
+
+	ofAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	start(t, bin, "controller", "--listen", "tcp:"+ofAddr, "--metrics-addr", controllerMetrics)
+	waitFor(t, "controller metrics", 10*time.Second, func() bool { _, err := fetchMetrics(controllerMetrics); return err == nil })
+	swArgs := []string{"switch", "--controller", "tcp:" + ofAddr, "--profile", "pica8-p3297", "--metrics-addr", switchMetrics}
+	for _, p := range topo.SwitchPorts() {
+		swArgs = append(swArgs, "--port", p)
+	}
+	start(t, bin, swArgs...)
+	waitFor(t, "switch connected to the controller", 15*time.Second, func() bool {
+		m, err := fetchMetrics(controllerMetrics)
+		return err == nil && bytes.Contains(m, []byte("\npseudocong_controller_connected_switches 1\n"))
+	})
+
+	prom := testenv.StartPrometheus(t, string(config))
+	// Scrape controller and switch once before any traffic, so rate()
+	// over the run sees the increase.
+	for _, job := range []string{"pseudocong-controller", "pseudocong-switch"} {
+		if _, err := prom.WaitQuery(`up{job="`+job+`"} == 1`, 30*time.Second, nil); err != nil {
+			t.Fatalf("%s not scraped: %v", job, err)
+		}
+	}
+
+	h1, h2 := topo.Hosts[0], topo.Hosts[1]
+	start(t, bin, "probe", "respond", "--netns", h2.Netns)
+	time.Sleep(300 * time.Millisecond) // responder opens its socket
+	probe := start(t, bin, "probe", "syn", "--netns", h1.Netns, "--count", "40", "--rate", "4",
+		"--timeout", "30s", "--metrics-addr", probeMetrics, "--linger", "5m")
+
+	queries := map[string]string{
+		"Packet-In handling (controller)": `histogram_quantile(0.9, sum by (le) (rate(pseudocong_controller_packet_in_handling_seconds_bucket[2m])))`,
+		"TCAM insert latency":             `histogram_quantile(0.9, sum by (le) (rate(pseudocong_tcam_insert_latency_seconds_bucket{cause="flow_mod"}[2m])))`,
+		"probe SYN RTT":                   `histogram_quantile(0.5, sum by (le) (rate(pseudocong_probe_rtt_seconds_bucket{kind="syn"}[2m])))`,
+	}
+	for what, q := range queries {
+		s, err := prom.WaitQuery(q, 90*time.Second, finite)
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			continue
+		}
+		t.Logf("%s: p-quantile %.6f s", what, s[0].Value)
+	}
+	if _, err := prom.WaitQuery(`up{job="pseudocong-probe"} == 1`, 30*time.Second, nil); err != nil {
+		t.Errorf("probe not scraped: %v", err)
+	}
+
+	select {
+	case <-probe.done:
+		t.Errorf("probe exited before lingering ended")
+	default:
+	}
+	for _, addr := range []string{controllerMetrics, switchMetrics, probeMetrics} {
+		body, err := fetchMetrics(addr)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		lint := exec.Command("promtool", "check", "metrics")
+		lint.Stdin = bytes.NewReader(body)
+		if out, err := lint.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics on %s: %v\n%s", addr, err, strings.TrimSpace(string(out)))
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package experiments
+
+import (
+	"bytes"
+	"testing"
+)
+
+func summaryBytes(t *testing.T, r *Result) []byte {
+	t.Helper()
+	s := r.Summary()
+	s.WallSeconds = 0
+	b, err := MarshalSummary(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The same seed gives a byte-identical summary.json apart from
+// wall_seconds, whatever the number of parallel workers; another seed
+// gives other flows and other numbers.
+func TestSameSeedSameSummary(t *testing.T) {
+	spec, err := LoadSpec("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := summaryBytes(t, execute(t, spec, Options{Workers: 1}))
+	b := summaryBytes(t, execute(t, spec, Options{Workers: 3}))
+	if !bytes.Equal(a, b) {
+		t.Fatalf("two runs with seed %d differ:\n%s\n---\n%s", spec.Seed, a, b)
+	}
+	other := uint64(spec.Seed + 1)
+	c := summaryBytes(t, execute(t, spec, Options{Seed: &other}))
+	if bytes.Equal(a, c) {
+		t.Errorf("seeds %d and %d gave identical summaries; the seed does not reach the model", spec.Seed, other)
+	}
+	if !bytes.Contains(a, []byte(`"wall_seconds": 0`)) {
+		t.Errorf("summary lacks wall_seconds:\n%s", a)
+	}
+}
+
+// summary.json has the top-level fields of the contract in order, and
+// "paper" holds every number the paper states.
+func TestSummaryContract(t *testing.T) {
+	spec, err := LoadSpec("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := summaryBytes(t, execute(t, spec, Options{}))
+	last := -1
+	for _, field := range []string{`"spec"`, `"backend"`, `"profile"`, `"seed"`, `"wall_seconds"`, `"results"`, `"paper"`} {
+		i := bytes.Index(b, []byte(field))
+		if i < 0 || i < last {
+			t.Fatalf("field %s missing or out of order in\n%s", field, b)
+		}
+		last = i
+	}
+	for k := range PaperNumbers() {
+		if !bytes.Contains(b[last:], []byte(`"`+k+`"`)) {
+			t.Errorf("paper value %s missing", k)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"log/slog"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,7 @@ func (c *Core) Connected() int { return int(c.connected.Load()) }
 // the app. The returned Session is the Switch the app sees.
 func (c *Core) Connect(sw Switch) *Session {
 	s := &Session{core: c, sw: sw}
+	s.packetInAt.Store(noPacketIn)
 	c.connected.Add(1)
 	c.metrics.switchConnected(1)
 	c.log.Info("switch connected", "dpid", dpidString(sw.DPID()), "ports", len(sw.Features().Ports))
@@ -64,14 +66,18 @@ func (c *Core) Connect(sw Switch) *Session {
 	return s
 }
 
+// noPacketIn marks "no PACKET_IN being handled"; not 0, which is a valid
+// reading of a virtual clock that starts at the Unix epoch.
+const noPacketIn = math.MinInt64
+
 // Session is one connected switch inside the core. It implements Switch by
 // delegating to the transport's Switch, counting and timing on the way.
 type Session struct {
 	core *Core
 	sw   Switch
 	// packetInAt is the clock reading (UnixNano) at which the PACKET_IN
-	// being handled arrived, 0 when none is pending. The first FLOW_MOD
-	// sent while it is set ends the measurement.
+	// being handled arrived, noPacketIn when none is pending. The first
+	// FLOW_MOD sent while it is set ends the measurement.
 	packetInAt   atomic.Int64
 	disconnected atomic.Bool
 }
@@ -87,7 +93,7 @@ func (s *Session) Features() *openflow.FeaturesReply { return s.sw.Features() }
 func (s *Session) Send(m openflow.Message) error {
 	t := m.MsgType()
 	if t == openflow.TypeFlowMod {
-		if at := s.packetInAt.Swap(0); at != 0 {
+		if at := s.packetInAt.Swap(noPacketIn); at != noPacketIn {
 			s.core.metrics.observeHandling(time.Duration(s.core.clock.Now().UnixNano() - at))
 		}
 	}
@@ -105,7 +111,7 @@ func (s *Session) Handle(m openflow.Message) {
 	case openflow.TypePacketIn:
 		s.packetInAt.Store(c.clock.Now().UnixNano())
 		c.app.HandleMessage(s, m)
-		s.packetInAt.Store(0)
+		s.packetInAt.Store(noPacketIn)
 		return
 	case openflow.TypeEchoRequest:
 		req := m.(*openflow.EchoRequest)

@@ -172,11 +172,12 @@ func TestServerHostilePeers(t *testing.T) {
 			want: wantClose},
 		{name: "peer that never answers echoes is dropped", handshake: true, want: wantClose},
 		{name: "flood of undecodable messages", handshake: true, send: func() [][]byte {
-			var b [][]byte
+			// One write: the controller hangs up half way through.
+			var b []byte
 			for i := range 2 * maxConsecutiveBadFrames {
-				b = append(b, header(1, 99, 8, uint32(i)))
+				b = append(b, header(1, 99, 8, uint32(i))...)
 			}
-			return b
+			return [][]byte{b}
 		}(), want: wantClose},
 	}
 	for i, tt := range tests {

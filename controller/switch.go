@@ -4,9 +4,21 @@
 // per-flow installer, proactive rule pusher), and a TCP shell that serves
 // many switches at once.
 //
-// The core never touches a socket or the wall clock: the TCP shell
-// (Server) and the simulator both hand it a Switch and feed it decoded
-// messages, and time comes from a clock.Clock. So the live controller and
+// Layers, each usable without the ones above it:
+//
+//   - Core and Session: App dispatch, echo replies, metrics, and the
+//     PACKET_IN → FLOW_MOD timing on a clock.Clock (wall or virtual).
+//     Anything that implements Switch can be connected.
+//   - Endpoint: one switch connection at the level of whole encoded
+//     messages, without I/O: handshake (HELLO, FEATURES, SET_CONFIG),
+//     decoding, OpenFlow ERROR replies to bad input. It is the Switch the
+//     Core sees and sends through a Transport.
+//   - Server: the TCP shell. It frames each socket's byte stream for an
+//     Endpoint, is its Transport (replies are batched into one write per
+//     read), and runs the echo keepalive and the timeouts.
+//
+// The simulator drives the same Endpoint (or its own Switch) with frames
+// from an in-memory channel and a virtual clock, so the live controller and
 // the simulated one are the same code.
 package controller
 

@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,47 +34,28 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// process is a pseudocong process the test started; cleanup stops it
-// (SIGTERM, then SIGKILL) and logs its output if the test failed.
-type process struct {
-	cmd  *exec.Cmd
-	out  *os.File
-	done chan struct{}
-}
-
-func start(t *testing.T, bin string, args ...string) *process {
+// start runs a pseudocong process (testbed.StartDaemon, the helper the
+// live backend uses); cleanup stops it and logs its output if the test
+// failed.
+func start(t *testing.T, bin string, args ...string) *testbed.Daemon {
 	t.Helper()
-	logPath := filepath.Join(t.TempDir(), args[0]+".log")
-	out, err := os.Create(logPath)
+	d, err := testbed.StartDaemon(testbed.DaemonConfig{Binary: bin, Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %v: %v", args, err)
-	}
-	p := &process{cmd: cmd, out: out, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
+		if err := d.Stop(5 * time.Second); err != nil {
+			t.Errorf("%v: %v", args[:2], err)
 		}
-		out.Close()
 		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 8000 {
-				b = b[len(b)-8000:]
+			out := d.Output()
+			if len(out) > 8000 {
+				out = out[len(out)-8000:]
 			}
-			t.Logf("--- %v ---\n%s", args, b)
+			t.Logf("--- %v ---\n%s", args, out)
 		}
 	})
-	return p
+	return d
 }
 
 func requirePortFree(t *testing.T, addr string) {
@@ -131,7 +111,7 @@ func finite(s []testenv.Sample) bool {
 func TestPrometheusScrapesLiveRun(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "prometheus", "promtool", "go")
-	for _, a := range []string{controllerMetrics, switchMetrics, probeMetrics} {
+	for _, a := range []string{controllerMetrics, switchMetrics, probeMetrics, responderMetrics} {
 		requirePortFree(t, a)
 	}
 	config, err := os.ReadFile("prometheus/prometheus.yml")
@@ -162,10 +142,12 @@ func TestPrometheusScrapesLiveRun(t *testing.T) {
 		swArgs = append(swArgs, "--port", p)
 	}
 	start(t, bin, swArgs...)
-	waitFor(t, "switch connected to the controller", 15*time.Second, func() bool {
-		m, err := fetchMetrics(controllerMetrics)
-		return err == nil && bytes.Contains(m, []byte("\npseudocong_controller_connected_switches 1\n"))
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if _, err := testbed.WaitMetric(ctx, controllerMetrics, "pseudocong_controller_connected_switches", nil,
+		func(v float64) bool { return v == 1 }); err != nil {
+		t.Fatalf("switch not connected: %v", err)
+	}
 
 	prom := testenv.StartPrometheus(t, string(config))
 	// Scrape controller and switch once before any traffic, so rate()
@@ -177,7 +159,7 @@ func TestPrometheusScrapesLiveRun(t *testing.T) {
 	}
 
 	h1, h2 := topo.Hosts[0], topo.Hosts[1]
-	start(t, bin, "probe", "respond", "--netns", h2.Netns)
+	start(t, bin, "probe", "respond", "--netns", h2.Netns, "--metrics-addr", responderMetrics)
 	time.Sleep(300 * time.Millisecond) // responder opens its socket
 	probe := start(t, bin, "probe", "syn", "--netns", h1.Netns, "--count", "40", "--rate", "4",
 		"--timeout", "30s", "--metrics-addr", probeMetrics, "--linger", "5m")
@@ -195,16 +177,21 @@ func TestPrometheusScrapesLiveRun(t *testing.T) {
 		}
 		t.Logf("%s: p-quantile %.6f s", what, s[0].Value)
 	}
-	if _, err := prom.WaitQuery(`up{job="pseudocong-probe"} == 1`, 30*time.Second, nil); err != nil {
-		t.Errorf("probe not scraped: %v", err)
+	for _, job := range []string{"pseudocong-probe", "pseudocong-responder"} {
+		if _, err := prom.WaitQuery(`up{job="`+job+`"} == 1`, 30*time.Second, nil); err != nil {
+			t.Errorf("%s not scraped: %v", job, err)
+		}
+	}
+	if _, err := prom.WaitQuery(`pseudocong_probe_responder_replies_total{kind="syn"} > 0`, 30*time.Second, nil); err != nil {
+		t.Errorf("responder replies: %v", err)
 	}
 
 	select {
-	case <-probe.done:
-		t.Errorf("probe exited before lingering ended")
+	case <-probe.Done():
+		t.Errorf("probe exited before lingering ended: %v", probe.Err())
 	default:
 	}
-	for _, addr := range []string{controllerMetrics, switchMetrics, probeMetrics} {
+	for _, addr := range []string{controllerMetrics, switchMetrics, probeMetrics, responderMetrics} {
 		body, err := fetchMetrics(addr)
 		if err != nil {
 			t.Errorf("%v", err)

@@ -17,6 +17,7 @@ const (
 	controllerMetrics = "127.0.0.1:9101"
 	switchMetrics     = "127.0.0.1:9102"
 	probeMetrics      = "127.0.0.1:9103"
+	responderMetrics  = "127.0.0.1:9104"
 )
 
 func TestPrometheusConfigScrapesEveryProcess(t *testing.T) {
@@ -45,6 +46,7 @@ func TestPrometheusConfigScrapesEveryProcess(t *testing.T) {
 		"pseudocong-controller": controllerMetrics,
 		"pseudocong-switch":     switchMetrics,
 		"pseudocong-probe":      probeMetrics,
+		"pseudocong-responder":  responderMetrics,
 	}
 	for job, target := range want {
 		if !slices.Contains(got[job], target) {

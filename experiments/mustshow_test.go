@@ -61,9 +61,12 @@ func TestPaperMustShow(t *testing.T) {
 	for _, c := range res.Cells {
 		if c.Exp.ID == "table1" && c.Rate == 5000 {
 			// Besides the 400 flows, the two hosts' ARP announcements of the
-			// warm-up make one batch of their own before the run.
+			// warm-up make one batch of their own before the run. The
+			// flows leave in batches of 25, except the first (cut short by
+			// the periodic flush timer, whose phase the first miss does
+			// not choose) and the last.
 			a := c.Outcome.Agent
-			if a.Sent != 402 || a.Batches != 1+400/25 {
+			if full := uint64(400 / 25); a.Sent != 402 || a.Batches < 1+full || a.Batches > 1+full+1 {
 				t.Errorf("table1 5000 pps: %d Packet-Ins in %d batches, paper: the 400 in batches of 25", a.Sent, a.Batches)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"strconv"
 	"sync"
@@ -20,7 +21,7 @@ const (
 )
 
 // Backends lists the backends `experiment run` accepts.
-var Backends = []string{BackendSim}
+var Backends = []string{BackendSim, BackendLive}
 
 // Options adjust a run of a spec.
 type Options struct {
@@ -35,6 +36,8 @@ type Options struct {
 	Workers int
 	// Progress, if set, is told after every finished run.
 	Progress func(done, total int, label string)
+	// Live tunes the live backend (backend_live.go).
+	Live LiveOptions
 }
 
 // Cell is one run of the grid: one experiment at one base load, rate and
@@ -78,8 +81,8 @@ func Execute(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if opts.Backend == "" {
 		opts.Backend = BackendSim
 	}
-	if opts.Backend != BackendSim {
-		return nil, &SpecError{spec.Source, fmt.Errorf("backend %q: want one of %v (live runs are not implemented by this command)", opts.Backend, Backends)}
+	if opts.Backend != BackendSim && opts.Backend != BackendLive {
+		return nil, &SpecError{spec.Source, fmt.Errorf("backend %q: want one of %v", opts.Backend, Backends)}
 	}
 	profName := spec.Profile
 	if opts.Profile != "" {
@@ -110,10 +113,17 @@ func Execute(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			}
 		}
 	}
-	if err := runCells(ctx, res, spec, opts); err != nil {
+	var extra map[string][]float64
+	if opts.Backend == BackendLive {
+		extra, err = runLive(ctx, res, spec, opts, profName)
+	} else {
+		err = runCells(ctx, res, spec, opts)
+	}
+	if err != nil {
 		return nil, err
 	}
 	res.Values = summarize(res)
+	maps.Copy(res.Values, extra)
 	res.Wall = time.Since(began)
 	return res, nil
 }

@@ -103,7 +103,7 @@ func TestSpecErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, arg, want string
 	}{
-		{"unknown name lists the built-ins", "papper", "built-in: paper, smoke"},
+		{"unknown name lists the built-ins", "papper", "paper, smoke"},
 		{"missing file", filepath.Join(dir, "none.yaml"), "no such file"},
 		{"bad yaml", write("bad.yaml", "name: [unclosed\n"), "yaml"},
 		{"unknown key", write("key.yaml", edit("flows: 50", "flowz: 50")), "flowz"},
@@ -150,7 +150,7 @@ func TestExecuteInputErrors(t *testing.T) {
 		want string
 	}{
 		{"table overflow", &full, Options{}, "exceeds the TCAM's 4000 entries"},
-		{"unknown backend", spec, Options{Backend: "live"}, `backend "live"`},
+		{"unknown backend", spec, Options{Backend: "hardware"}, `backend "hardware"`},
 		{"unknown profile", spec, Options{Profile: "pica9"}, "unknown profile"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

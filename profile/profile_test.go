@@ -55,7 +55,10 @@ func TestPica8Constants(t *testing.T) {
 		{"capacity", p.TCAM.Capacity, 4000},
 		{"layout", p.TCAM.Layout, "highest-first"},
 		{"driver_per_write", p.TCAM.Timing.DriverPerWrite, 300 * time.Microsecond},
-		{"driver_per_move", p.TCAM.Timing.DriverPerMove, 16 * time.Microsecond},
+		{"driver_per_move", p.TCAM.Timing.DriverPerMove, 14400 * time.Nanosecond},
+		{"slow_move_free_slots", p.TCAM.Timing.SlowMoveFreeSlots, 50},
+		{"driver_per_slow_move", p.TCAM.Timing.DriverPerSlowMove, 70 * time.Microsecond},
+		{"flush_period", p.Agent.FlushPeriod, 120 * time.Millisecond},
 		{"hit_delay", p.Forwarding.HitDelay, 50 * time.Microsecond},
 	} {
 		if c.got != c.want {

@@ -19,7 +19,11 @@ type Cost struct {
 	Reads       int64
 	Invalidates int64
 	Moves       int64
-	Cycles      int64
+	// SlowMoves counts the moves (a subset of Moves) made while the TCAM
+	// had at most Timing.SlowMoveFreeSlots free slots: the driver's slow
+	// path (see Timing).
+	SlowMoves int64
+	Cycles    int64
 }
 
 // Add returns the field-wise sum of c and o.
@@ -30,6 +34,7 @@ func (c Cost) Add(o Cost) Cost {
 		Reads:       c.Reads + o.Reads,
 		Invalidates: c.Invalidates + o.Invalidates,
 		Moves:       c.Moves + o.Moves,
+		SlowMoves:   c.SlowMoves + o.SlowMoves,
 		Cycles:      c.Cycles + o.Cycles,
 	}
 }
@@ -59,6 +64,17 @@ type Timing struct {
 	DriverPerRead time.Duration `yaml:"driver_per_read"`
 	// DriverPerInvalidate is the local-CPU cost of removing one entry.
 	DriverPerInvalidate time.Duration `yaml:"driver_per_invalidate"`
+
+	// SlowMoveFreeSlots and DriverPerSlowMove model the driver's slow path
+	// near a full table: an insert made while at most SlowMoveFreeSlots
+	// slots are free moves each entry at DriverPerSlowMove instead of
+	// DriverPerMove. The driver shifts a run of entries in blocks staged
+	// through free slots; with fewer free slots than a block it must move
+	// entries one by one (read, write, verify each). Only inserts that move
+	// entries pay it, so constant and descending priorities stay flat.
+	// 0 slots disables it.
+	SlowMoveFreeSlots int           `yaml:"slow_move_free_slots"`
+	DriverPerSlowMove time.Duration `yaml:"driver_per_slow_move"`
 }
 
 // Pica8Timing is the starting point fitted to paper 000's Pica8 P-3297
@@ -108,10 +124,14 @@ func (tm Timing) Validate() error {
 		{"driver_per_move", tm.DriverPerMove},
 		{"driver_per_read", tm.DriverPerRead},
 		{"driver_per_invalidate", tm.DriverPerInvalidate},
+		{"driver_per_slow_move", tm.DriverPerSlowMove},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("tcam timing: %s must not be negative, got %v", f.name, f.v)
 		}
+	}
+	if tm.SlowMoveFreeSlots < 0 {
+		return fmt.Errorf("tcam timing: slow_move_free_slots must not be negative, got %d", tm.SlowMoveFreeSlots)
 	}
 	return nil
 }
@@ -134,7 +154,8 @@ func (tm Timing) CPUTime(c Cost) time.Duration {
 	newWrites := c.Writes - c.Moves
 	plainReads := c.Reads - c.Moves
 	return time.Duration(newWrites)*tm.DriverPerWrite +
-		time.Duration(c.Moves)*tm.DriverPerMove +
+		time.Duration(c.Moves-c.SlowMoves)*tm.DriverPerMove +
+		time.Duration(c.SlowMoves)*tm.DriverPerSlowMove +
 		time.Duration(plainReads)*tm.DriverPerRead +
 		time.Duration(c.Invalidates)*tm.DriverPerInvalidate
 }

@@ -157,7 +157,7 @@ func (t *TCAM) InsertCost(e Entry) (Cost, error) {
 	if err != nil {
 		return Cost{}, fmt.Errorf("tcam: place id %d with layout %s: %w", e.ID, t.layout.Name(), err)
 	}
-	return t.insertCost(p.count), nil
+	return t.insertCost(p.count, t.freeSlots()), nil
 }
 
 // Insert places e where the layout says, moving other entries as needed,
@@ -170,10 +170,11 @@ func (t *TCAM) Insert(e Entry) (Cost, error) {
 	if err != nil {
 		return Cost{}, fmt.Errorf("tcam: place id %d with layout %s: %w", e.ID, t.layout.Name(), err)
 	}
+	free := t.freeSlots()
 	if err := t.execute(e, p); err != nil {
 		return Cost{}, fmt.Errorf("tcam: insert id %d with layout %s: %w", e.ID, t.layout.Name(), err)
 	}
-	c := t.insertCost(p.count)
+	c := t.insertCost(p.count, free)
 	t.charge(c)
 	return c, nil
 }
@@ -204,11 +205,17 @@ func (t *TCAM) checkInsertable(e Entry) error {
 	return nil
 }
 
+// freeSlots is the number of slots not holding an entry.
+func (t *TCAM) freeSlots() int { return len(t.slots) - len(t.where) }
+
 // insertCost is the cost of an insert that makes the given number of moves
-// followed by one write of the new entry.
-func (t *TCAM) insertCost(moves int) Cost {
+// followed by one write of the new entry, with free slots free before it.
+func (t *TCAM) insertCost(moves, free int) Cost {
 	m := int64(moves)
 	c := Cost{Writes: m + 1, Reads: m, Moves: m}
+	if t.timing.SlowMoveFreeSlots > 0 && free <= t.timing.SlowMoveFreeSlots {
+		c.SlowMoves = m
+	}
 	c.Cycles = t.timing.Cycles(c)
 	return c
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
@@ -84,19 +85,29 @@ func probeProfiles(v *viper.Viper) (probes.TimerProfile, []probes.TimerProfile, 
 	return prof, append(probes.BuiltinProfiles(), extra...), nil
 }
 
+// serveProbeMetrics starts the metrics server when --metrics-addr is set
+// and returns its registry (nil without it).
+func serveProbeMetrics(ctx context.Context, v *viper.Viper, log *slog.Logger) (*prometheus.Registry, error) {
+	addr := v.GetString("metrics-addr")
+	if addr == "" {
+		return nil, nil
+	}
+	reg := metricsserver.NewRegistry()
+	if _, err := metricsserver.Serve(ctx, addr, reg, log); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
 // probeMetrics starts the metrics server when --metrics-addr is set and
 // returns the RTT observer (nil without it) and a function that lingers.
 func probeMetrics(ctx context.Context, v *viper.Viper, log *slog.Logger, profiles []probes.TimerProfile) (probes.Observer, func(), error) {
-	addr := v.GetString("metrics-addr")
-	if addr == "" {
-		return nil, func() {}, nil
+	reg, err := serveProbeMetrics(ctx, v, log)
+	if err != nil || reg == nil {
+		return nil, func() {}, err
 	}
-	reg := metricsserver.NewRegistry()
 	obs, err := probemetrics.New(reg, profiles...)
 	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := metricsserver.Serve(ctx, addr, reg, log); err != nil {
 		return nil, nil, err
 	}
 	linger := func() {
@@ -278,15 +289,23 @@ func newRespondCommand() *cobra.Command {
 				}
 				defer capture.Close()
 			}
+			reg, err := serveProbeMetrics(cmd.Context(), v, log)
+			if err != nil {
+				return err
+			}
 			ready := make(chan struct{})
 			go func() {
 				<-ready
 				log.Info("responder ready", "netns", v.GetString("netns"), "iface", v.GetString("iface"), "addrs", addrs)
 			}()
-			rep, err := live.RunResponder(cmd.Context(), live.ResponderConfig{
+			cfg := live.ResponderConfig{
 				Netns: v.GetString("netns"), Iface: v.GetString("iface"), Addrs: addrs,
 				Capture: capture, TPacketVersion: v.GetInt("tpacket-version"), Logger: log, Ready: ready,
-			})
+			}
+			if reg != nil {
+				cfg.Registerer = reg
+			}
+			rep, err := live.RunResponder(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
@@ -304,6 +323,7 @@ func newRespondCommand() *cobra.Command {
 	cmd.Flags().StringSlice("addr", []string{live.DefaultDst.String()}, "probe destination addresses to answer (and answer ARP for)")
 	cmd.Flags().String("pcap", "", "write every frame sent and received to this pcap file")
 	cmd.Flags().String("json", "", "write the responder's counters as JSON on exit (- for stdout)")
+	cmd.Flags().String("metrics-addr", "", "serve Prometheus /metrics (reply counters) here, e.g. 127.0.0.1:9104")
 	return cmd
 }
 
@@ -325,13 +345,21 @@ func newListenCommand() *cobra.Command {
 			if err != nil {
 				return usageErrorf("--addr: %w", err)
 			}
+			reg, err := serveProbeMetrics(cmd.Context(), v, log)
+			if err != nil {
+				return err
+			}
 			ready := make(chan netip.AddrPort, 1)
 			go func() {
 				if a, ok := <-ready; ok {
 					log.Info("listening", "netns", v.GetString("netns"), "addr", a)
 				}
 			}()
-			n, err := live.ListenTCP(cmd.Context(), live.TCPListenConfig{Netns: v.GetString("netns"), Addr: addr, Ready: ready, Logger: log})
+			cfg := live.TCPListenConfig{Netns: v.GetString("netns"), Addr: addr, Ready: ready, Logger: log}
+			if reg != nil {
+				cfg.Registerer = reg
+			}
+			n, err := live.ListenTCP(cmd.Context(), cfg)
 			fmt.Fprintf(cmd.OutOrStdout(), "accepted %d connections\n", n)
 			return err
 		},
@@ -339,6 +367,7 @@ func newListenCommand() *cobra.Command {
 	addCommonFlags(cmd)
 	cmd.Flags().String("netns", "", "network namespace to listen in (empty: the current one)")
 	cmd.Flags().String("addr", "10.0.0.2:8080", "address to listen on")
+	cmd.Flags().String("metrics-addr", "", "serve Prometheus /metrics (accepted connections) here, e.g. 127.0.0.1:9104")
 	return cmd
 }
 

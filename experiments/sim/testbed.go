@@ -149,6 +149,7 @@ func newTestbed(clk *clock.Sim, prof *profile.Profile, prio controller.PriorityS
 	if tb.pl, err = pipeline.Attach(tb.sw, pipeline.Options{Profile: prof}); err != nil {
 		return nil, fmt.Errorf("sim: pipeline: %w", err)
 	}
+	tb.sw.SetForwarder(newUpcallForwarder(tb.pl))
 	app := controller.NewReactive(controller.ReactiveConfig{
 		Priority: prio,
 		// Permanent rules: the paper's tables keep growing (Fig. 5 reaches

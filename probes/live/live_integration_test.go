@@ -14,6 +14,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vishvananda/netlink"
 
 	"github.com/pseudocong/pseudocong/internal/testenv"
@@ -237,8 +238,9 @@ func TestTCPProbeOverDirectVeth(t *testing.T) {
 	defer cancel()
 	ready := make(chan netip.AddrPort, 1)
 	lnDone := make(chan int, 1)
+	reg := prometheus.NewRegistry()
 	go func() {
-		n, err := ListenTCP(ctx, TCPListenConfig{Netns: b.Name, Addr: netip.MustParseAddrPort("10.0.0.2:0"), Ready: ready})
+		n, err := ListenTCP(ctx, TCPListenConfig{Netns: b.Name, Addr: netip.MustParseAddrPort("10.0.0.2:0"), Ready: ready, Registerer: reg})
 		if err != nil {
 			t.Errorf("listen: %v", err)
 		}
@@ -264,6 +266,12 @@ func TestTCPProbeOverDirectVeth(t *testing.T) {
 		t.Errorf("report %+v bins %+v mismatches %d", rep.Summary, rep.Bins, *rep.ProfileMismatches)
 	}
 	t.Logf("tcp: %d connects, handshake median %.1f µs max %.1f µs", n, rep.Summary.MedianS*1e6, rep.Summary.MaxS*1e6)
+	// connect() returns once the handshake is done, possibly before the
+	// listener has accepted: wait for its counter, then stop it.
+	deadline := time.Now().Add(5 * time.Second)
+	for acceptedTotal(t, reg) < n && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	cancel()
 	if got := <-lnDone; got != n {
 		t.Errorf("listener accepted %d, want %d", got, n)
@@ -277,4 +285,20 @@ func TestTCPProbeOverDirectVeth(t *testing.T) {
 	if res[0].Connected || !errors.Is(res[0].Err, unixECONNREFUSED) {
 		t.Errorf("closed port: %+v", res[0])
 	}
+}
+
+// acceptedTotal reads pseudocong_probe_listener_accepted_total.
+func acceptedTotal(t *testing.T, reg *prometheus.Registry) int {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == "pseudocong_probe_listener_accepted_total" {
+			return int(f.GetMetric()[0].GetCounter().GetValue())
+		}
+	}
+	t.Fatal("pseudocong_probe_listener_accepted_total not registered")
+	return 0
 }

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/probes"
 )
@@ -157,6 +159,9 @@ type ResponderConfig struct {
 	Logger         *slog.Logger
 	// Ready, if set, is closed once the socket is open.
 	Ready chan<- struct{}
+	// Registerer, if set, gets the responder's counters
+	// (pseudocong_probe_responder_*).
+	Registerer prometheus.Registerer
 }
 
 // ResponderReport is what a responder did.
@@ -183,6 +188,9 @@ func RunResponder(ctx context.Context, cfg ResponderConfig) (*ResponderReport, e
 	defer ep.Close()
 	resp, err := probes.NewResponder(clock.Wall{}, ep, cfg.Logger)
 	if err != nil {
+		return nil, err
+	}
+	if err := registerResponderMetrics(cfg.Registerer, resp); err != nil {
 		return nil, err
 	}
 	ep.Start(resp)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
@@ -27,6 +28,8 @@ type TCPListenConfig struct {
 	Ready chan<- netip.AddrPort
 	// Logger: default discard.
 	Logger *slog.Logger
+	// Registerer, if set, gets pseudocong_probe_listener_accepted_total.
+	Registerer prometheus.Registerer
 }
 
 // ListenTCP accepts connections on cfg.Addr inside cfg.Netns and closes
@@ -34,13 +37,16 @@ type TCPListenConfig struct {
 // kernel completes handshakes before Accept, so the prober's handshake
 // time is network delay plus the kernel's own processing.
 func ListenTCP(ctx context.Context, cfg TCPListenConfig) (int, error) {
+	accepted, err := listenerMetrics(cfg.Registerer)
+	if err != nil {
+		return 0, err
+	}
 	var ln net.Listener
 	listen := func() (err error) {
 		lc := net.ListenConfig{}
 		ln, err = lc.Listen(ctx, "tcp4", cfg.Addr.String())
 		return err
 	}
-	var err error
 	if cfg.Netns == "" {
 		err = listen()
 	} else {
@@ -63,6 +69,7 @@ func ListenTCP(ctx context.Context, cfg TCPListenConfig) (int, error) {
 			return n, fmt.Errorf("accept: %w", err)
 		}
 		n++
+		accepted.Inc()
 		c.Close()
 	}
 }

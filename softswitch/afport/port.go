@@ -29,8 +29,8 @@ type Options struct {
 	// IfName is the Linux interface, in the calling thread's namespace.
 	IfName string
 	// TPacketVersion is the receive ring version, 2 (default: per-frame
-	// wake-up, no added latency) or 3 (block-batched; adds up to a few
-	// jiffies per frame on a quiet link). See afsock.DefaultVersion.
+	// wake-up, no added latency) or 3 (block-batched; adds up to the
+	// block timeout per frame on a quiet link). See afsock.DefaultVersion.
 	TPacketVersion int
 	// BlockTimeout: TPACKET_V3's block retire timeout (default 1 ms).
 	BlockTimeout time.Duration

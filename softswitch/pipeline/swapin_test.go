@@ -15,7 +15,13 @@ import (
 // delay after it is done (paper 000 §3.2).
 func TestSwapInPaysFullCostAndReleasesInOrder(t *testing.T) {
 	const slots = 100
-	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) { p.TCAM.Capacity = slots })
+	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) {
+		p.TCAM.Capacity = slots
+		// The costs below are computed by hand with the plain per-move
+		// price; a 100-slot TCAM is always within the profile's slow-move
+		// window (tcam.Timing.SlowMoveFreeSlots), so switch that off here.
+		p.TCAM.Timing.SlowMoveFreeSlots = 0
+	})
 	r := newRig(t, prof, Options{BackingCapacity: 10})
 	// Base load in ascending priority: the first (lowest) rule sits in the
 	// last slot and is the least recently used, so the LRU victim leaves

@@ -1,0 +1,96 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pseudocong/pseudocong/experiments/sim"
+	"github.com/pseudocong/pseudocong/probes"
+	plive "github.com/pseudocong/pseudocong/probes/live"
+	"github.com/pseudocong/pseudocong/testbed"
+)
+
+// cell measures one handshake cell: a fresh controller and switch (an
+// empty TCAM and a priority counter starting at 1, as the sim's fresh
+// testbed), the base load, then Flows raw SYNs from host 1 to the
+// responder on host 2.
+func (r *runner) cell(ctx context.Context, c Cell) (_ *sim.Outcome, err error) {
+	st, err := startStack(ctx, r.stackConfig(r.cfg.ProfileArg, c.Priority))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, st.stop()) }()
+	if err := installBaseLoad(ctx, st.mgmtAddr, c.BaseLoad, c.Priority); err != nil {
+		return nil, errors.Join(err, st.alive())
+	}
+
+	h1, h2 := r.topo.Hosts[0], r.topo.Hosts[1]
+	stopResponder, err := startResponder(ctx, h2)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, stopResponder()) }()
+
+	before := scrapeCounters(ctx, st)
+	pctx, cancel := context.WithTimeout(ctx, time.Duration(float64(c.Flows)/c.Rate*float64(time.Second))+r.cfg.ProbeTimeout+settle)
+	defer cancel()
+	_, results, err := plive.RunProbe(pctx, plive.ProbeConfig{
+		Kind: probes.KindSYN, Netns: h1.Netns, Iface: h1.Iface,
+		Count: c.Flows, Rate: c.Rate, Seed: r.cfg.Seed, Profile: r.cfg.Timers,
+		Timeout: r.cfg.ProbeTimeout, Observer: r.obs, Logger: r.cfg.Logger,
+	})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("probe: %w", err), st.alive())
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := st.alive(); err != nil {
+		return nil, err
+	}
+	after := scrapeCounters(ctx, st)
+
+	o := &sim.Outcome{Delays: make([]time.Duration, c.Flows), Delivered: make([]bool, c.Flows)}
+	for _, res := range results {
+		if res.Index < 0 || res.Index >= c.Flows {
+			continue
+		}
+		o.Delivered[res.Index] = res.Answered
+		if res.Answered {
+			o.Delays[res.Index] = res.RTT
+		}
+	}
+	after.sub(before).fill(o)
+	return o, nil
+}
+
+// startResponder answers the raw probes on host h until the returned
+// function is called.
+func startResponder(ctx context.Context, h testbed.Host) (stop func() error, err error) {
+	rctx, cancel := context.WithCancel(ctx)
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := plive.RunResponder(rctx, plive.ResponderConfig{Netns: h.Netns, Iface: h.Iface, Ready: ready})
+		done <- err
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		cancel()
+		return nil, fmt.Errorf("responder on %s: %w", h.Netns, err)
+	case <-ctx.Done():
+		cancel()
+		<-done
+		return nil, ctx.Err()
+	}
+	return func() error {
+		cancel()
+		if err := <-done; err != nil {
+			return fmt.Errorf("responder on %s: %w", h.Netns, err)
+		}
+		return nil
+	}, nil
+}

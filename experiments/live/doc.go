@@ -1,0 +1,26 @@
+// Package live is the live backend of the experiments: it runs the same
+// cells as the sim backend on real Linux plumbing of one host. A testbed
+// (package testbed: two network-namespace hosts on veth pairs) is brought
+// up; for every cell the controller and the switch start as child
+// processes of the same binary (`pseudocong controller`, `pseudocong
+// switch --port ... --profile ...`), the base load is pushed into the
+// switch's TCAM through its passive OpenFlow listener and confirmed with a
+// BARRIER, and the raw-frame probes of package probes/live measure the
+// RTTs on the wall clock. Afterwards the processes stop and the testbed
+// goes down, on every exit path: error, context cancellation (Ctrl-C in
+// the CLI) or panic in a probe goroutine aside.
+//
+// Besides the cells, a run can make real kernel connect() calls under
+// several switch profiles (KernelRun): the hosts' own TCP stacks then show
+// whether the modelled switch delay pushes handshakes past Linux's 1 s SYN
+// RTO (TCP_INFO's retransmission count).
+//
+// Agreement: every handshake cell is also simulated (package
+// experiments/sim) with the same scenario, and the ratio of the live
+// median RTT to the simulated one is reported; the design's promise is
+// that the two clocks agree within noise.
+//
+// The package imports experiments/sim but not experiments (which imports
+// it): it takes plain cells in and hands sim.Outcome values and summary
+// values back.
+package live

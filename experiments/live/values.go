@@ -1,0 +1,100 @@
+package live
+
+import (
+	"slices"
+	"time"
+
+	"github.com/pseudocong/pseudocong/experiments/sim"
+)
+
+// Summary keys the live backend adds to summary.json (docs/live.md):
+//
+//	kernel.syn_retransmits.<profile>     SYN retransmissions (TCP_INFO), summed
+//	kernel.retransmitted_share.<profile> share of connects with ≥ 1 retransmission
+//	kernel.handshake_p50_s.<profile>     median connect() handshake time
+//	kernel.handshake_max_s.<profile>     longest handshake
+//	kernel.connected_share.<profile>     share of connects that completed
+//	agreement.live_over_sim.median_rtt   live median RTT / sim median RTT,
+//	                                     over the answered probes of every cell
+//	agreement.live_over_sim.median_rtt.<cell key>   the same per cell
+//	agreement.live_median_rtt_s, agreement.sim_median_rtt_s
+const (
+	KeyAgreement = "agreement.live_over_sim.median_rtt"
+)
+
+// KernelKey is the summary key of metric for a kernel run's profile.
+func KernelKey(metric, profileName string) string { return "kernel." + metric + "." + profileName }
+
+// Values computes the live backend's own summary values.
+func Values(cells []Cell, live, simulated []*sim.Outcome, kernel []KernelResult) map[string][]float64 {
+	v := map[string][]float64{}
+	var allLive, allSim []time.Duration
+	for i, c := range cells {
+		if i >= len(live) || i >= len(simulated) {
+			break
+		}
+		l, s := answered(live[i]), answered(simulated[i])
+		allLive, allSim = append(allLive, l...), append(allSim, s...)
+		if r, ok := ratio(l, s); ok && c.Key != "" {
+			v[KeyAgreement+"."+c.Key] = []float64{r}
+		}
+	}
+	if r, ok := ratio(allLive, allSim); ok {
+		v[KeyAgreement] = []float64{r}
+		v["agreement.live_median_rtt_s"] = []float64{sortedMedian(allLive).Seconds()}
+		v["agreement.sim_median_rtt_s"] = []float64{sortedMedian(allSim).Seconds()}
+	}
+	for _, k := range kernel {
+		v[KernelKey("syn_retransmits", k.Profile)] = []float64{float64(k.SYNRetransmits)}
+		v[KernelKey("handshake_p50_s", k.Profile)] = []float64{k.P50.Seconds()}
+		v[KernelKey("handshake_max_s", k.Profile)] = []float64{k.Max.Seconds()}
+		if k.Flows > 0 {
+			v[KernelKey("retransmitted_share", k.Profile)] = []float64{float64(k.Retransmitted) / float64(k.Flows)}
+			v[KernelKey("connected_share", k.Profile)] = []float64{float64(k.Connected) / float64(k.Flows)}
+		}
+	}
+	return v
+}
+
+// answered returns the delays of the delivered flows.
+func answered(o *sim.Outcome) []time.Duration {
+	if o == nil {
+		return nil
+	}
+	var out []time.Duration
+	for i, d := range o.Delays {
+		if i < len(o.Delivered) && o.Delivered[i] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// ratio is median(a) / median(b); ok is false when either is empty or
+// b's median is zero.
+func ratio(a, b []time.Duration) (float64, bool) {
+	if len(a) == 0 || len(b) == 0 {
+		return 0, false
+	}
+	ma, mb := sortedMedian(a), sortedMedian(b)
+	if mb <= 0 {
+		return 0, false
+	}
+	return float64(ma) / float64(mb), true
+}
+
+func sortedMedian(xs []time.Duration) time.Duration {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return median(s)
+}
+
+// median of a sorted, non-empty slice (the mean of the middle two for an
+// even length).
+func median(s []time.Duration) time.Duration {
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

@@ -1,0 +1,133 @@
+package testbed
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DaemonConfig starts a long-running process of a live run: the
+// controller or the switch, which the live backend runs as separate
+// processes (`pseudocong controller ...`, `pseudocong switch ...`).
+type DaemonConfig struct {
+	// Binary is the executable; default os.Executable() (the pseudocong
+	// binary running the experiment). Tests pass a freshly built binary.
+	Binary string
+	// Args are the arguments, e.g. {"switch", "--port", "pc-s1", ...}.
+	Args []string
+	// Output receives stdout and stderr (nil: only the in-memory tail).
+	Output io.Writer
+}
+
+// Daemon is a started process. Its output's last 64 KiB are kept for
+// error reports.
+type Daemon struct {
+	cmd  *exec.Cmd
+	tail *tailWriter
+	done chan struct{}
+	err  error // set before done closes
+}
+
+// StartDaemon starts the process in its own process group, so Stop also
+// reaches anything it starts.
+func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
+	if cfg.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("daemon: own executable: %w", err)
+		}
+		cfg.Binary = exe
+	}
+	d := &Daemon{tail: &tailWriter{max: 64 << 10}, done: make(chan struct{})}
+	var out io.Writer = d.tail
+	if cfg.Output != nil {
+		out = io.MultiWriter(d.tail, cfg.Output)
+	}
+	d.cmd = exec.Command(cfg.Binary, cfg.Args...)
+	d.cmd.Stdout, d.cmd.Stderr = out, out
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := d.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("daemon %s %v: %w", cfg.Binary, cfg.Args, err)
+	}
+	go func() {
+		d.err = d.cmd.Wait()
+		close(d.done)
+	}()
+	return d, nil
+}
+
+// Pid is the process id.
+func (d *Daemon) Pid() int { return d.cmd.Process.Pid }
+
+// Done is closed when the process has exited.
+func (d *Daemon) Done() <-chan struct{} { return d.done }
+
+// Err is the exit status once Done is closed (nil for exit code 0).
+func (d *Daemon) Err() error {
+	select {
+	case <-d.done:
+		return d.err
+	default:
+		return nil
+	}
+}
+
+// Output returns the last 64 KiB the process wrote.
+func (d *Daemon) Output() string { return d.tail.String() }
+
+// Stop sends SIGTERM to the process group, waits up to grace, then sends
+// SIGKILL. It returns nil if the process exited on SIGTERM (or had
+// already exited cleanly).
+func (d *Daemon) Stop(grace time.Duration) error {
+	pgid := -d.cmd.Process.Pid
+	select {
+	case <-d.done:
+		return d.err
+	default:
+	}
+	if err := syscall.Kill(pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("daemon %d: SIGTERM: %w", -pgid, err)
+	}
+	select {
+	case <-d.done:
+		var ee *exec.ExitError
+		if errors.As(d.err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+				return nil // killed by our SIGTERM without handling it
+			}
+		}
+		return d.err
+	case <-time.After(grace):
+	}
+	_ = syscall.Kill(pgid, syscall.SIGKILL)
+	<-d.done
+	return fmt.Errorf("daemon %d: did not exit within %v of SIGTERM; killed", -pgid, grace)
+}
+
+// tailWriter keeps the last max bytes written.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if over := len(w.buf) - w.max; over > 0 {
+		w.buf = append(w.buf[:0], w.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.buf)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/pseudocong/pseudocong/controller"
 	"github.com/pseudocong/pseudocong/probes/probemetrics"
 	"github.com/pseudocong/pseudocong/softswitch"
+	"github.com/pseudocong/pseudocong/softswitch/afport"
 	"github.com/pseudocong/pseudocong/softswitch/dataplane"
 )
 
@@ -70,7 +71,8 @@ func (r *describingRegisterer) MustRegister(cs ...prometheus.Collector) {
 func (r *describingRegisterer) Unregister(prometheus.Collector) bool { return true }
 
 // registeredMetrics instantiates the metrics of every process a live run
-// has: controller, switch core, data plane (TCAM), agent, probes.
+// has: controller, switch core, data plane (TCAM), agent, Linux ports,
+// probes.
 func registeredMetrics(t *testing.T) map[string]metricInfo {
 	t.Helper()
 	r := &describingRegisterer{metrics: map[string]metricInfo{}}
@@ -88,6 +90,9 @@ func registeredMetrics(t *testing.T) map[string]metricInfo {
 	}
 	if _, err := probemetrics.New(r); err != nil {
 		t.Fatalf("probe metrics: %v", err)
+	}
+	if _, err := afport.NewMetrics(r); err != nil {
+		t.Fatalf("afport metrics: %v", err)
 	}
 	return r.metrics
 }

@@ -212,7 +212,13 @@ func WriteReport(w io.Writer, r *Result, files []string) error {
 			c.Label(), o.Agent.Sent, o.Agent.Batches, o.Controller.FlowMods, o.Table.SwapIns, o.Table.Cost.Moves,
 			o.ToCtrl.Bytes, o.ToSwitch.Bytes, o.Events, o.VirtualTime.Seconds())
 	}
-	b.WriteString("\n## Files\n\n")
+	b.WriteString("\n## Figures\n\n")
+	for _, f := range files {
+		if strings.HasSuffix(f, ".png") {
+			fmt.Fprintf(&b, "![%s](%s)\n\n", f, f)
+		}
+	}
+	b.WriteString("## Files\n\n")
 	for _, f := range files {
 		fmt.Fprintf(&b, "- [%s](%s)\n", f, f)
 	}

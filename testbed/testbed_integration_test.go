@@ -86,6 +86,22 @@ func TestUpStatusDown(t *testing.T) {
 		t.Fatalf("not repaired: %+v", st)
 	}
 
+	// Repair: a host whose veth pair vanished gets a new one.
+	if l, err := netlink.LinkByName(name + "-s3"); err != nil {
+		t.Fatal(err)
+	} else if err := netlink.LinkDel(l); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := GetStatus(name); st.Healthy() {
+		t.Fatalf("status healthy without %s-s3", name)
+	}
+	if _, err := Up(ctx, Config{Name: name, Hosts: 3, StateDir: dir}); err != nil {
+		t.Fatalf("repair up: %v", err)
+	}
+	if st, _ := GetStatus(name); !st.Healthy() {
+		t.Fatalf("veth not repaired: %+v", st)
+	}
+
 	// Shrink: hosts beyond the new count disappear.
 	if _, err := Up(ctx, Config{Name: name, Hosts: 1, StateDir: dir}); err != nil {
 		t.Fatalf("shrink: %v", err)

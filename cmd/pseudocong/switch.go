@@ -123,7 +123,7 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 	}
 	defer pl.Stop()
 	if ifnames := v.GetStringSlice("port"); len(ifnames) > 0 {
-		closePorts, err := addLinuxPorts(sw, ifnames, v.GetInt("tpacket-version"), log)
+		closePorts, err := addLinuxPorts(sw, ifnames, v.GetInt("tpacket-version"), reg, log)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pseudocong/pseudocong/openflow"
 	"github.com/pseudocong/pseudocong/softswitch"
 	"github.com/pseudocong/pseudocong/softswitch/afport"
@@ -11,11 +13,16 @@ import (
 
 // addLinuxPorts opens each interface (--port, in order) as an AF_PACKET
 // port numbered 1, 2, … — stable across restarts, shown by ovs-ofctl
-// show — adds it to the switch and starts it. The returned function
+// show — adds it to the switch and starts it, and exports the ports'
+// AF_PACKET counters (pseudocong_afport_*) on reg. The returned function
 // closes them all.
-func addLinuxPorts(sw *softswitch.Switch, ifnames []string, tpacketVersion int, log *slog.Logger) (func(), error) {
+func addLinuxPorts(sw *softswitch.Switch, ifnames []string, tpacketVersion int, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
 	if len(ifnames) > int(openflow.PortMax) {
 		return nil, usageErrorf("%d --port flags: at most %d", len(ifnames), openflow.PortMax)
+	}
+	met, err := afport.NewMetrics(reg)
+	if err != nil {
+		return nil, err
 	}
 	var opened []*afport.Port
 	closeAll := func() {
@@ -38,6 +45,7 @@ func addLinuxPorts(sw *softswitch.Switch, ifnames []string, tpacketVersion int, 
 			return nil, fmt.Errorf("--port %s: %w", name, err)
 		}
 		opened = append(opened, p)
+		met.Add(p)
 		if err := sw.AddPort(p); err != nil {
 			closeAll()
 			return nil, fmt.Errorf("--port %s: %w", name, err)

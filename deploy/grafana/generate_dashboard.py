@@ -99,6 +99,12 @@ panel("Switch packets",
        q('sum(rate(pseudocong_switch_packet_ins_sent_total[1m]))', "PACKET_INs sent")],
       unit="pps", desc="Frames through the software switch's ports.")
 panel("Flow entries", [q('pseudocong_switch_flow_entries', "flow table")])
+panel("Linux ports (AF_PACKET)",
+      [q('sum by (port, iface) (rate(pseudocong_afport_rx_frames_total[1m]))', "rx {{iface}}"),
+       q('sum by (port, iface) (rate(pseudocong_afport_kernel_drops_total[1m]))', "ring full drops {{iface}}"),
+       q('sum by (port, iface) (rate(pseudocong_afport_tx_errors_total[1m]))', "tx errors {{iface}}")],
+      unit="pps", desc="Frames read from each --port interface, and frames lost before the switch saw them "
+                       "(receive ring full): a live run that drops here measures something the model does not.")
 
 row("Probes")
 panel("Probe RTT percentiles", quantiles("pseudocong_probe_rtt_seconds", by="kind"), unit="s",

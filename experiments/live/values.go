@@ -1,6 +1,7 @@
 package live
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -14,10 +15,13 @@ import (
 //	kernel.handshake_p50_s.<profile>     median connect() handshake time
 //	kernel.handshake_max_s.<profile>     longest handshake
 //	kernel.connected_share.<profile>     share of connects that completed
-//	agreement.live_over_sim.median_rtt   live median RTT / sim median RTT,
-//	                                     over the answered probes of every cell
-//	agreement.live_over_sim.median_rtt.<cell key>   the same per cell
+//	agreement.live_over_sim.median_rtt.<cell key>
+//	                                     live median RTT / sim median RTT of
+//	                                     the cell (answered probes)
+//	agreement.live_over_sim.median_rtt   the geometric mean of those ratios
+//	                                     (the plain ratio for one cell)
 //	agreement.live_median_rtt_s, agreement.sim_median_rtt_s
+//	                                     medians over every cell's RTTs
 const (
 	KeyAgreement = "agreement.live_over_sim.median_rtt"
 )
@@ -28,6 +32,12 @@ func KernelKey(metric, profileName string) string { return "kernel." + metric + 
 // Values computes the live backend's own summary values.
 func Values(cells []Cell, live, simulated []*sim.Outcome, kernel []KernelResult) map[string][]float64 {
 	v := map[string][]float64{}
+	// Per cell, like against like; the headline is the geometric mean of
+	// the cells' ratios. Pooling the RTTs of different cells instead would
+	// put the median in the gap between a fast and a slow cell, where a
+	// handful of samples decide it.
+	var logSum float64
+	var n int
 	var allLive, allSim []time.Duration
 	for i, c := range cells {
 		if i >= len(live) || i >= len(simulated) {
@@ -35,12 +45,18 @@ func Values(cells []Cell, live, simulated []*sim.Outcome, kernel []KernelResult)
 		}
 		l, s := answered(live[i]), answered(simulated[i])
 		allLive, allSim = append(allLive, l...), append(allSim, s...)
-		if r, ok := ratio(l, s); ok && c.Key != "" {
+		r, ok := ratio(l, s)
+		if !ok {
+			continue
+		}
+		if c.Key != "" {
 			v[KeyAgreement+"."+c.Key] = []float64{r}
 		}
+		logSum += math.Log(r)
+		n++
 	}
-	if r, ok := ratio(allLive, allSim); ok {
-		v[KeyAgreement] = []float64{r}
+	if n > 0 {
+		v[KeyAgreement] = []float64{math.Exp(logSum / float64(n))}
 		v["agreement.live_median_rtt_s"] = []float64{sortedMedian(allLive).Seconds()}
 		v["agreement.sim_median_rtt_s"] = []float64{sortedMedian(allSim).Seconds()}
 	}

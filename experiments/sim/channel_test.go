@@ -73,40 +73,55 @@ func TestChannelDecodeErrors(t *testing.T) {
 }
 
 // In a whole simulated run every Packet-In the agent sent and every
-// Flow-Mod the controller sent crossed the channels as bytes.
+// Flow-Mod the controller sent crossed the channels as bytes, and every
+// new flow got its own rule (the controller knew both hosts, whatever the
+// switch's speed: the hosts announce themselves after the handshake).
 func TestRunUsesTheCodec(t *testing.T) {
-	prof, err := profile.Load("pica8-p3297")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := Run(Scenario{Kind: Handshake, Flows: 20, Rate: 100, BaseLoad: 100, Priority: "ascending",
-		Profile: prof, ControllerService: 2 * time.Millisecond, LinkLatency: time.Microsecond,
-		Timers: probes.Berkeley(), Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, ok := range o.Delivered {
-		if !ok {
-			t.Fatalf("handshake %d unanswered", i)
-		}
-	}
-	pins := o.ToCtrl.ByType[openflow.TypePacketIn]
-	if pins != o.Agent.Sent || pins < 40 { // 20 SYNs + 20 SYN-ACKs (+ 2 ARPs)
-		t.Errorf("Packet-Ins on the wire %d, agent sent %d", pins, o.Agent.Sent)
-	}
-	if fms := o.ToSwitch.ByType[openflow.TypeFlowMod]; fms != 40 || o.Controller.FlowMods != 40 {
-		t.Errorf("Flow-Mods on the wire %d (controller %d), want 40", fms, o.Controller.FlowMods)
-	}
-	if o.ToCtrl.ByType[openflow.TypeFeaturesReply] != 1 || o.ToSwitch.ByType[openflow.TypeFeaturesRequest] != 1 {
-		t.Errorf("no OpenFlow handshake: %v / %v", o.ToCtrl.ByType, o.ToSwitch.ByType)
-	}
-	if o.ToCtrl.Bytes < 40*18 || o.ToSwitch.Bytes < 40*72 {
-		t.Errorf("bytes %d / %d too few for the messages", o.ToCtrl.Bytes, o.ToSwitch.Bytes)
-	}
-	if o.InTCAM != 100+40 {
-		t.Errorf("TCAM holds %d rules, want base 100 + 40", o.InTCAM)
-	}
-	if len(o.ControllerTimes) != 40 {
-		t.Errorf("%d controller times, want 40", len(o.ControllerTimes))
+	for _, name := range []string{"pica8-p3297", "ideal"} {
+		t.Run(name, func(t *testing.T) {
+			prof, err := profile.Load(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := Run(Scenario{Kind: Handshake, Flows: 20, Rate: 100, BaseLoad: 100, Priority: "ascending",
+				Profile: prof, ControllerService: 2 * time.Millisecond, LinkLatency: time.Microsecond,
+				Timers: probes.Berkeley(), Seed: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, ok := range o.Delivered {
+				if !ok {
+					t.Fatalf("handshake %d unanswered", i)
+				}
+			}
+			pins := o.ToCtrl.ByType[openflow.TypePacketIn]
+			if pins != o.Agent.Sent || pins != 42 { // 20 SYNs + 20 SYN-ACKs + 2 ARPs
+				t.Errorf("Packet-Ins on the wire %d, agent sent %d, want 42", pins, o.Agent.Sent)
+			}
+			if fms := o.ToSwitch.ByType[openflow.TypeFlowMod]; fms != 40 || o.Controller.FlowMods != 40 {
+				t.Errorf("Flow-Mods on the wire %d (controller %d), want 40", fms, o.Controller.FlowMods)
+			}
+			if po := o.ToSwitch.ByType[openflow.TypePacketOut]; po != 2 {
+				t.Errorf("%d Packet-Outs, want 2 (the flooded ARPs)", po)
+			}
+			if o.ToCtrl.ByType[openflow.TypeFeaturesReply] != 1 || o.ToSwitch.ByType[openflow.TypeFeaturesRequest] != 1 {
+				t.Errorf("no OpenFlow handshake: %v / %v", o.ToCtrl.ByType, o.ToSwitch.ByType)
+			}
+			if o.ToCtrl.Bytes < 42*18 || o.ToSwitch.Bytes < 40*72 {
+				t.Errorf("bytes %d / %d too few for the messages", o.ToCtrl.Bytes, o.ToSwitch.Bytes)
+			}
+			if o.InTCAM != 100+40 {
+				t.Errorf("TCAM holds %d rules, want base 100 + 40", o.InTCAM)
+			}
+			if len(o.ControllerTimes) != 40 {
+				t.Errorf("%d controller times, want 40", len(o.ControllerTimes))
+			}
+			for _, ct := range o.ControllerTimes {
+				if ct < 2*time.Millisecond {
+					t.Errorf("controller time %v below its 2 ms service time", ct)
+					break
+				}
+			}
+		})
 	}
 }

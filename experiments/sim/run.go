@@ -157,7 +157,9 @@ func Run(sc Scenario) (*Outcome, error) {
 	if err := h.addPorts(); err != nil {
 		return nil, err
 	}
-	h.announce()
+	// The hosts announce themselves once the controller is connected, as
+	// they would on a network whose controller is up.
+	tb.ctrl.onConnect = h.announce
 	var finish func(*Outcome)
 	clk.AfterFunc(warmUp, func() {
 		switch sc.Kind {

@@ -54,8 +54,11 @@ type controllerShell struct {
 	// controller delay Tc = Tf − Tp.
 	handling time.Time
 	times    []time.Duration
-	stats    ControllerStats
-	xid      uint32
+	// onConnect runs once the handshake is done (the hosts announce
+	// themselves then).
+	onConnect func()
+	stats     ControllerStats
+	xid       uint32
 }
 
 // ControllerStats counts what the controller host did.
@@ -64,6 +67,9 @@ type ControllerStats struct {
 	Dropped                         uint64 // Packet-Ins refused: queue full
 	MaxQueue                        int
 	Errors                          uint64 // OpenFlow ERRORs from the switch
+	// BeforeHandshake counts messages that arrived before FEATURES_REPLY
+	// (ignored, as a controller does before the handshake).
+	BeforeHandshake uint64
 }
 
 // controllerQueueLimit bounds the Packet-Ins waiting for the controller.
@@ -93,6 +99,9 @@ func (c *controllerShell) receive(m openflow.Message) {
 		if c.session == nil {
 			c.features = msg
 			c.session = c.tb.core.Connect(c)
+			if c.onConnect != nil {
+				c.onConnect()
+			}
 		}
 		return
 	case *openflow.Hello:
@@ -101,6 +110,7 @@ func (c *controllerShell) receive(m openflow.Message) {
 		c.stats.Errors++
 	}
 	if c.session == nil {
+		c.stats.BeforeHandshake++
 		return
 	}
 	if _, ok := m.(*openflow.PacketIn); !ok {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/internal/testenv"
 	"github.com/pseudocong/pseudocong/openflow"
@@ -48,6 +50,11 @@ func TestSwitchOnLinuxPorts(t *testing.T) {
 	topo := upTestbed(t)
 	sw := softswitch.New(clock.Wall{}, softswitch.Config{FailMode: softswitch.FailStandalone})
 	t.Cleanup(sw.Close)
+	reg := prometheus.NewRegistry()
+	met, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, ifname := range topo.SwitchPorts() {
 		p, err := Open(Options{No: uint16(i + 1), IfName: ifname})
 		if err != nil {
@@ -57,6 +64,7 @@ func TestSwitchOnLinuxPorts(t *testing.T) {
 		if err := sw.AddPort(p); err != nil {
 			t.Fatal(err)
 		}
+		met.Add(p)
 		if err := p.Start(sw); err != nil {
 			t.Fatal(err)
 		}
@@ -70,6 +78,32 @@ func TestSwitchOnLinuxPorts(t *testing.T) {
 	t.Logf("ping through the switch: %s", lastLine(string(out)))
 	if got := tcpEcho(t, h1.Netns, h2.Netns, h2.Addr.Addr().String()); got != "hello through afport" {
 		t.Fatalf("tcp through the switch: %q", got)
+	}
+	// Both ports received frames (ping and TCP each way) and the kernel
+	// dropped none.
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			v := m.GetCounter().GetValue()
+			switch f.GetName() {
+			case "pseudocong_afport_rx_frames_total":
+				seen++
+				if v < 3 {
+					t.Errorf("port %v received %v frames", m.GetLabel(), v)
+				}
+			case "pseudocong_afport_kernel_drops_total", "pseudocong_afport_tx_errors_total":
+				if v != 0 {
+					t.Errorf("%s %v = %v", f.GetName(), m.GetLabel(), v)
+				}
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("rx counters for %d ports, want 2", seen)
 	}
 
 	ch := &recordingChannel{}

@@ -87,8 +87,29 @@ func Linux() TimerProfile {
 	}
 }
 
+// ProfileLinuxLinear names the SYN timers of Linux kernels with
+// net.ipv4.tcp_syn_linear_timeouts (6.x; default 4), such as the 6.18
+// kernel of our test machines.
+const ProfileLinuxLinear = "linux-linear"
+
+// LinuxLinear is Linux with tcp_syn_linear_timeouts = 4 and tcp_syn_retries
+// = 6: the RTO stays at 1 s for the first retransmissions, then doubles.
+// Measured on kernel 6.18 with `probe tcp` (TCP_INFO and a pcap): SYNs leave
+// at 0, 1, 2, 3, 4, 5 and 7 s and connect() fails at 11 s. Data timers are
+// Linux's.
+func LinuxLinear() TimerProfile {
+	p := Linux()
+	p.Name = ProfileLinuxLinear
+	p.SYN = []time.Duration{
+		1 * time.Second, 2 * time.Second, 3 * time.Second,
+		4 * time.Second, 5 * time.Second, 7 * time.Second,
+	}
+	p.SYNGiveUp = 11 * time.Second
+	return p
+}
+
 // BuiltinProfiles returns fresh copies of every built-in profile.
-func BuiltinProfiles() []TimerProfile { return []TimerProfile{Berkeley(), Linux()} }
+func BuiltinProfiles() []TimerProfile { return []TimerProfile{Berkeley(), Linux(), LinuxLinear()} }
 
 // ProfileByName finds a profile by name (case-insensitive), first among
 // extra (e.g. profiles loaded with LoadProfiles), then among the built-ins.

@@ -248,3 +248,28 @@ func TestLoadProfilesFile(t *testing.T) {
 		t.Fatalf("missing file error = %v", err)
 	}
 }
+
+func TestLinuxLinearProfile(t *testing.T) {
+	p, err := ProfileByName("linux-linear")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	edges := Bins(p, KindSYN)
+	if edges[0] != time.Second || edges[1] != 2*time.Second {
+		t.Fatalf("first SYN bin edges = %v, want 1 s then 2 s (linear timeouts)", edges[:2])
+	}
+	// 1.5 s is one retransmission under linear timeouts, one under classic
+	// Linux too; 3.5 s is three here but only two (1 s, 3 s) classically.
+	if n, _ := Retransmissions(p, KindSYN, 3500*time.Millisecond); n != 3 {
+		t.Errorf("linux-linear: 3.5 s implies %d SYN retransmissions, want 3", n)
+	}
+	if n, _ := Retransmissions(Linux(), KindSYN, 3500*time.Millisecond); n != 2 {
+		t.Errorf("linux: 3.5 s implies %d SYN retransmissions, want 2", n)
+	}
+	if _, failed := Retransmissions(p, KindSYN, 11*time.Second); !failed {
+		t.Error("linux-linear: 11 s should be past the give-up time")
+	}
+}

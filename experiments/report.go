@@ -143,6 +143,13 @@ func WriteReport(w io.Writer, r *Result, files []string) error {
 		"controller service time %v, %d runs in %.2f s of wall time.\n\n",
 		r.Spec.Name, r.Spec.Source, r.Profile.Name, r.Profile.Source, r.Timers.Name, r.Seed,
 		r.Spec.Controller.ServiceTime, len(r.Cells), r.Wall.Seconds())
+	pa, tm := r.Profile.Agent, r.Profile.TCAM.Timing
+	fmt.Fprintf(&b, "Switch model: Packet-In build p = %v, batches of B = %d with a %v periodic flush, "+
+		"TCAM of %d entries (%s), c_write = %v, c_move = %v (%v each with at most %d slots free), hit delay %v, "+
+		"control channel %v one way; a swap-in starts with an upcall of p (docs/calibration.md).\n\n",
+		pa.PacketInCost, pa.BatchSize, pa.FlushPeriod, r.Profile.TCAM.Capacity, r.Profile.TCAM.Layout,
+		tm.DriverPerWrite, tm.DriverPerMove, tm.DriverPerSlowMove, tm.SlowMoveFreeSlots,
+		r.Profile.Forwarding.HitDelay, r.Profile.ControllerChannel.Latency)
 	b.WriteString("Tolerances: times within ±20 % of the paper's, shares within ±10 points, " +
 		"\"> x\" means at least x. Bins are shares of [< D1, D1–D2, D2–give-up, ≥ give-up] of the timer profile " +
 		"(Berkeley SYN: 5.8 s, 24 s, 75 s); unanswered probes count in the last bin.\n\n")

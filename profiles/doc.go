@@ -1,8 +1,9 @@
-// Package profiles holds readable copies of the switch profiles built into
-// the binary, so they can be found at the repository root, read, copied
-// and edited: `pseudocong switch --profile profiles/pica8-p3297.yaml` loads
-// a file, `--profile pica8-p3297` the built-in. The canonical copies are
-// profile/builtin/*.yaml (go:embed cannot reach this directory from there);
-// TestCopiesMatchBuiltins fails when the two differ. There is no Go code
-// here.
+// Package profiles puts the switch profiles built into the binary at the
+// repository root, where they can be found, read, copied and edited:
+// `pseudocong switch --profile profiles/pica8-p3297.yaml` loads a file,
+// `--profile pica8-p3297` the built-in. The files here are symbolic links
+// to the canonical profile/builtin/*.yaml (which go:embed reads; it cannot
+// reach this directory from there), so the two cannot drift apart;
+// TestCopiesMatchBuiltins checks that every built-in has its link. There is
+// no Go code here.
 package profiles

@@ -11,9 +11,9 @@ import (
 	"github.com/pseudocong/pseudocong/profile"
 )
 
-// The files here are byte-for-byte the built-in profiles: one set of
-// constants, two places. Fix a failure by copying profile/builtin/NAME.yaml
-// over profiles/NAME.yaml (or the other way round, then rebuild).
+// Every built-in profile is here, byte for byte (the files are symbolic
+// links), and loads by path as --profile FILE does. Fix a failure with
+// `ln -s ../profile/builtin/NAME.yaml profiles/NAME.yaml`.
 func TestCopiesMatchBuiltins(t *testing.T) {
 	copies, err := filepath.Glob("*.yaml")
 	if err != nil {

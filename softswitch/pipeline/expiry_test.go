@@ -14,7 +14,10 @@ import (
 // are dropped (rule_gone), not forwarded by a rule that no longer exists.
 func TestTimeoutRemovalIsBilledAndDropsWaiters(t *testing.T) {
 	const slots = 100
-	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) { p.TCAM.Capacity = slots })
+	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) {
+		p.TCAM.Capacity = slots
+		p.TCAM.Timing.SlowMoveFreeSlots = 0 // costs below are c_write + k·c_move
+	})
 	r := newRig(t, prof, Options{BackingCapacity: 4})
 	for i := range slots {
 		if _, err := r.p.Preload(ruleFor(i, uint16(10+i)), dataplane.InTCAM); err != nil {

@@ -11,8 +11,9 @@ import (
 // Forward implements softswitch.Forwarder. The flow table already chose
 // the rule; where the rule lives decides the delay:
 //   - a job putting it into the TCAM is in flight: wait for it;
-//   - in the backing table: wait for a swap-in, submitting it if this is
-//     the first packet to need it;
+//   - in the backing table: wait for a swap-in, submitting it (after the
+//     upcall, with Options.SwapInUpcall) if this is the first packet to
+//     need it;
 //   - in the TCAM: the hit delay.
 func (p *Pipeline) Forward(h softswitch.Hit) {
 	p.mu.Lock()
@@ -38,9 +39,36 @@ func (p *Pipeline) Forward(h softswitch.Hit) {
 	}
 	p.openWaitLocked(id, dataplane.PathSwapIn)
 	p.holdLocked(p.waits[id], h)
-	p.st.SwapInJobs++
 	p.mu.Unlock()
 
+	if !p.opts.SwapInUpcall {
+		p.submitSwapIn(id)
+		return
+	}
+	upcall := agent.Job{
+		Kind: jobSwapInUpcall,
+		Cost: p.prof.Agent.PacketInCost,
+		Done: func() { p.submitSwapIn(id) },
+	}
+	if !p.agent.Submit(upcall) {
+		p.mu.Lock()
+		p.dropWaitLocked(id, dataplane.DropSwapInRefused)
+		p.mu.Unlock()
+	}
+}
+
+// submitSwapIn queues the job that brings rule id into the TCAM; the
+// packets waiting for it are dropped if the CPU refuses the job.
+func (p *Pipeline) submitSwapIn(id uint64) {
+	p.mu.Lock()
+	if _, waiting := p.waits[id]; !waiting || p.stopped {
+		// The rule was deleted during the upcall (its packets were
+		// dropped then): nothing to swap in.
+		p.mu.Unlock()
+		return
+	}
+	p.st.SwapInJobs++
+	p.mu.Unlock()
 	job := agent.Job{
 		Kind:  jobSwapIn,
 		Start: func() time.Duration { return p.swapIn(id) },

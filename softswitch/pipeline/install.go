@@ -10,8 +10,9 @@ import (
 
 // Job kinds (label kind of pseudocong_agent_job_latency_seconds).
 const (
-	jobFlowMod = "flow_mod"
-	jobSwapIn  = "swap_in"
+	jobFlowMod      = "flow_mod"
+	jobSwapIn       = "swap_in"
+	jobSwapInUpcall = "swap_in_upcall"
 )
 
 // Drop reasons of this package besides dataplane's.

@@ -28,6 +28,16 @@ type Options struct {
 	// BarrierLimit bounds the BARRIERs waiting for earlier FLOW_MODs.
 	// Default 4096.
 	BarrierLimit int
+	// SwapInUpcall charges an upcall before each swap-in: the chip cannot
+	// read the backing table, so a packet whose rule is not in the TCAM
+	// goes up to the local CPU exactly as a table miss does (a job costing
+	// the profile's agent.packet_in_cost); the agent finds the rule in its
+	// software table and only then submits the swap-in job. docs/
+	// calibration.md fits Fig. 19 with it. Off by default only so that a
+	// caller that models the upcall itself (experiments/sim's upcall
+	// wrapper, until it switches to this option) does not charge it twice;
+	// `pseudocong switch` turns it on.
+	SwapInUpcall bool
 	// Registerer gets the agent's and the data plane's series; nil: none.
 	Registerer prometheus.Registerer
 	// Logger: default discard.

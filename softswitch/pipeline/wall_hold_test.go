@@ -17,7 +17,10 @@ import (
 // (≈ 33 ms), and a stream of hits leaves in order after the hit delay.
 func TestWallClockHoldsPacketsForTheModelledTime(t *testing.T) {
 	const slots = 2000
-	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) { p.TCAM.Capacity = slots })
+	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) {
+		p.TCAM.Capacity = slots
+		p.TCAM.Timing.SlowMoveFreeSlots = 0 // the modelled time below is c_write + k·c_move
+	})
 	sw := softswitch.New(clock.Wall{}, softswitch.Config{TableCapacity: TableCapacity(prof, 16)})
 	var (
 		mu  sync.Mutex

@@ -28,7 +28,8 @@ type LiveOptions struct {
 	ControllerMetrics, SwitchMetrics, ProbeMetrics string
 	// ProcessOutput receives the child processes' logs.
 	ProcessOutput io.Writer
-	Logger        *slog.Logger
+	// Logger: default slog.Default().
+	Logger *slog.Logger
 }
 
 // runLive measures res.Cells on the live backend, fills their outcomes,
@@ -37,17 +38,23 @@ type LiveOptions struct {
 // connect() runs: its flows at its highest rate on its largest base load,
 // under the spec's switch profile and under ideal.
 func runLive(ctx context.Context, res *Result, spec *Spec, opts Options, profName string) (map[string][]float64, error) {
+	logger := opts.Live.Logger
+	if logger == nil {
+		// The testbed's name goes to stderr: after a SIGKILL of this
+		// process, `pseudocong testbed down --name NAME` cleans up.
+		logger = slog.Default()
+	}
 	cfg := live.Config{
 		Binary: opts.Live.Binary, Name: opts.Live.Testbed,
 		ProfileArg: profName, Profile: res.Profile, Timers: res.Timers, Seed: res.Seed,
 		ControllerService: spec.Controller.ServiceTime, LinkLatency: spec.Network.LinkLatency,
 		ControllerMetrics: opts.Live.ControllerMetrics, SwitchMetrics: opts.Live.SwitchMetrics,
 		ProbeMetrics: opts.Live.ProbeMetrics, ProcessOutput: opts.Live.ProcessOutput,
-		Progress: opts.Progress, Logger: opts.Live.Logger,
+		Progress: opts.Progress, Logger: logger,
 	}
 	for _, c := range res.Cells {
 		if !live.Supported(string(c.Exp.Kind)) {
-			return nil, &SpecError{spec.Source, fmt.Errorf("experiment %s: kind %s is not measured by the live backend yet (only %s)", c.Exp.ID, c.Exp.Kind, KindHandshake)}
+			return nil, &SpecError{spec.Source, fmt.Errorf("experiment %s: kind %s is not measured by the live backend (only %s, %s)", c.Exp.ID, c.Exp.Kind, KindPacketIn, KindHandshake)}
 		}
 		cfg.Cells = append(cfg.Cells, live.Cell{
 			Label: c.Label(), Key: strings.Replace(cellKey(c, "_"), "._", "", 1), Kind: string(c.Exp.Kind),

@@ -17,8 +17,8 @@ func TestLiveBackendRefusesUnsupportedKinds(t *testing.T) {
 	}
 	_, err = Execute(context.Background(), spec, Options{Backend: BackendLive})
 	var se *SpecError
-	if !errors.As(err, &se) || !strings.Contains(err.Error(), "packet_in") {
-		t.Fatalf("err = %v, want a SpecError naming packet_in", err)
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "kind data") {
+		t.Fatalf("err = %v, want a SpecError naming kind data", err)
 	}
 	if !slices.Contains(Backends, BackendLive) {
 		t.Errorf("Backends %v lacks %q", Backends, BackendLive)

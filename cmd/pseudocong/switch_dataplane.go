@@ -49,7 +49,10 @@ func (d switchDataPlane) attach(sw *softswitch.Switch, reg prometheus.Registerer
 	return pipeline.Attach(sw, pipeline.Options{
 		Profile:         d.profile,
 		BackingCapacity: d.backing,
-		Registerer:      reg,
-		Logger:          log,
+		// The calibrated model (docs/calibration.md): a packet whose rule
+		// is only in the backing table first goes up to the CPU as a miss.
+		SwapInUpcall: true,
+		Registerer:   reg,
+		Logger:       log,
 	})
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // Cell is one run of a spec's grid, as the experiments runner describes
-// it. Kind uses the spec's names (handshake is the only kind the live
-// backend measures so far; see Supported).
+// it. Kind uses the spec's names (see Supported for what the live backend
+// measures).
 type Cell struct {
 	// Label names the cell in progress lines and errors.
 	Label string
@@ -91,14 +91,15 @@ type Config struct {
 
 // Kinds the live backend can measure.
 const (
+	KindPacketIn  = "packet_in"
 	KindHandshake = "handshake"
 )
 
 // Supported reports whether the live backend measures cells of kind.
-// packet_in needs one-way delays between two hosts (a shared capture
-// clock) and data needs rules preloaded into the switch's backing table;
-// neither exists on the live path yet.
-func Supported(kind string) bool { return kind == KindHandshake }
+// data cells need their rules preloaded into the switch's backing table
+// (not its TCAM), which no OpenFlow message can ask for; they are not
+// supported.
+func Supported(kind string) bool { return kind == KindHandshake || kind == KindPacketIn }
 
 func (c *Config) defaults() error {
 	if c.Name == "" {
@@ -128,7 +129,7 @@ func (c *Config) defaults() error {
 	}
 	for _, cell := range c.Cells {
 		if !Supported(cell.Kind) {
-			return fmt.Errorf("live: cell %s: kind %q is not measured by the live backend (only %s)", cell.Label, cell.Kind, KindHandshake)
+			return fmt.Errorf("live: cell %s: kind %q is not measured by the live backend (only %s, %s)", cell.Label, cell.Kind, KindPacketIn, KindHandshake)
 		}
 	}
 	return nil

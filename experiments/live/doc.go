@@ -5,17 +5,21 @@
 // processes of the same binary (`pseudocong controller`, `pseudocong
 // switch --port ... --profile ...`), the base load is pushed into the
 // switch's TCAM through its passive OpenFlow listener and confirmed with a
-// BARRIER, and the raw-frame probes of package probes/live measure the
-// RTTs on the wall clock. Afterwards the processes stop and the testbed
-// goes down, on every exit path: error, context cancellation (Ctrl-C in
-// the CLI) or panic in a probe goroutine aside.
+// BARRIER, and the raw-frame endpoints of package probes/live measure on
+// the wall clock: SYN → SYN-ACK RTTs for handshake cells, the one-way
+// delay host 1 → host 2 for packet_in cells (both hosts are namespaces of
+// one kernel, so they share its clock). data cells are not supported:
+// their rules must sit in the switch's backing table, which no OpenFlow
+// message can ask for. Afterwards the processes stop and the testbed
+// goes down on every exit path: error, context cancellation (Ctrl-C in
+// the CLI), success.
 //
 // Besides the cells, a run can make real kernel connect() calls under
 // several switch profiles (KernelRun): the hosts' own TCP stacks then show
 // whether the modelled switch delay pushes handshakes past Linux's 1 s SYN
 // RTO (TCP_INFO's retransmission count).
 //
-// Agreement: every handshake cell is also simulated (package
+// Agreement: every cell is also simulated (package
 // experiments/sim) with the same scenario, and the ratio of the live
 // median RTT to the simulated one is reported; the design's promise is
 // that the two clocks agree within noise.

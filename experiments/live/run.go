@@ -42,6 +42,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("live: the live backend needs root (network namespaces, veths, AF_PACKET sockets)")
+	}
 	if cfg.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -76,7 +79,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	defer func() {
 		if derr := testbed.Down(cfg.Name, testbed.DownOptions{StateDir: cfg.StateDir}); derr != nil {
 			err = errors.Join(err, fmt.Errorf("live: testbed down: %w", derr))
+			return
 		}
+		cfg.Logger.Info("live testbed down", "name", cfg.Name)
 	}()
 	cfg.Logger.Info("live testbed up", "name", cfg.Name, "ports", topo.SwitchPorts())
 

@@ -157,7 +157,7 @@ func TestDefaultsRejectUnsupportedKinds(t *testing.T) {
 	for _, tc := range []struct {
 		kind string
 		ok   bool
-	}{{"handshake", true}, {"packet_in", false}, {"data", false}} {
+	}{{"handshake", true}, {"packet_in", true}, {"data", false}} {
 		cfg := Config{Profile: p, Cells: []Cell{{Label: "c", Kind: tc.kind, Flows: 1, Rate: 1, Priority: "ascending"}}}
 		err := cfg.defaults()
 		if (err == nil) != tc.ok || Supported(tc.kind) != tc.ok {

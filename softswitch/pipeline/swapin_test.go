@@ -12,8 +12,19 @@ import (
 // A packet whose rule lives only in the backing table waits for a swap-in
 // that pays the full insert cost (eviction + write + shifts); packets for
 // the same rule share that swap-in and leave in arrival order, one hit
-// delay after it is done (paper 000 §3.2).
+// delay after it is done (paper 000 §3.2). With Options.SwapInUpcall the
+// packet's upcall to the CPU (packet_in_cost) comes first.
 func TestSwapInPaysFullCostAndReleasesInOrder(t *testing.T) {
+	for _, upcall := range []bool{false, true} {
+		name := "no upcall"
+		if upcall {
+			name = "upcall"
+		}
+		t.Run(name, func(t *testing.T) { testSwapIn(t, upcall) })
+	}
+}
+
+func testSwapIn(t *testing.T, upcall bool) {
 	const slots = 100
 	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) {
 		p.TCAM.Capacity = slots
@@ -22,7 +33,7 @@ func TestSwapInPaysFullCostAndReleasesInOrder(t *testing.T) {
 		// window (tcam.Timing.SlowMoveFreeSlots), so switch that off here.
 		p.TCAM.Timing.SlowMoveFreeSlots = 0
 	})
-	r := newRig(t, prof, Options{BackingCapacity: 10})
+	r := newRig(t, prof, Options{BackingCapacity: 10, SwapInUpcall: upcall})
 	// Base load in ascending priority: the first (lowest) rule sits in the
 	// last slot and is the least recently used, so the LRU victim leaves
 	// the hole at the bottom and the new top rule shifts every other one.
@@ -63,14 +74,18 @@ func TestSwapInPaysFullCostAndReleasesInOrder(t *testing.T) {
 	if len(got) != len(arrivals) {
 		t.Fatalf("%d packets delivered, want %d", len(got), len(arrivals))
 	}
-	release := t0.Add(swapCPU + prof.Forwarding.HitDelay)
+	var upcallCPU time.Duration
+	if upcall {
+		upcallCPU = prof.Agent.PacketInCost
+	}
+	release := t0.Add(upcallCPU + swapCPU + prof.Forwarding.HitDelay)
 	for i, d := range got {
 		if d.seq != uint32(i) {
 			t.Errorf("delivery %d carries seq %d: out of order", i, d.seq)
 		}
 		if !d.at.Equal(release) {
-			t.Errorf("packet %d delivered at +%v, want +%v (swap-in %v + hit %v)",
-				i, d.at.Sub(t0), release.Sub(t0), swapCPU, prof.Forwarding.HitDelay)
+			t.Errorf("packet %d delivered at +%v, want +%v (upcall %v + swap-in %v + hit %v)",
+				i, d.at.Sub(t0), release.Sub(t0), upcallCPU, swapCPU, prof.Forwarding.HitDelay)
 		}
 	}
 	s := r.p.TableStats()

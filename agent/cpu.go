@@ -43,19 +43,27 @@ func (a *Agent) nextWorkLocked() workKind {
 }
 
 // dispatchLocked starts the next piece of work if the CPU is idle.
-func (a *Agent) dispatchLocked() {
+func (a *Agent) dispatchLocked() { a.dispatchAtLocked(a.clk.Now()) }
+
+// dispatchAtLocked starts the next piece of work at modelled time `free`,
+// when the CPU became free. On the wall clock a finishing timer fires late
+// (Go timers, up to ~1 ms); starting the next job at the modelled end rather
+// than at the late "now" keeps that lateness from adding up over back-to-back
+// jobs. A job never starts before it was queued. On the virtual clock free
+// equals now, so simulated runs are unchanged.
+func (a *Agent) dispatchAtLocked(free time.Time) {
 	if a.stopped || a.cpu.work != workNone {
 		return
 	}
-	now := a.clk.Now()
 	switch a.nextWorkLocked() {
 	case workBuild:
 		q := a.misses.pop()
+		now := laterOf(free, q.p.MissAt)
 		a.cpu = cpuSlot{work: workBuild, miss: q.p, startedAt: now, cost: a.cfg.PacketInCost}
-		a.cpu.timer = a.clk.AfterFunc(a.cfg.PacketInCost, a.finishBuild)
+		a.cpu.timer = a.clk.AfterFunc(max(now.Add(a.cfg.PacketInCost).Sub(a.clk.Now()), 0), a.finishBuild)
 	case workJob:
 		q := a.jobs.pop()
-		a.cpu = cpuSlot{work: workJob, job: q, startedAt: now}
+		a.cpu = cpuSlot{work: workJob, job: q, startedAt: laterOf(free, q.queuedAt)}
 		if q.job.Start == nil {
 			a.armJobLocked(q.job.Cost)
 			return
@@ -94,13 +102,14 @@ func (a *Agent) finishBuild() {
 		return
 	}
 	p, cost := a.cpu.miss, a.cpu.cost
+	end := a.cpu.startedAt.Add(cost)
 	a.cpu = cpuSlot{}
 	a.chargeLocked(whatPacketIn, cost)
 	now := a.clk.Now()
 	p.BuiltAt = now
 	a.stats.built++
 	a.admitLocked(p, now)
-	a.dispatchLocked()
+	a.dispatchAtLocked(end)
 	a.updateGaugesLocked()
 	a.mu.Unlock()
 	a.drain()
@@ -113,6 +122,7 @@ func (a *Agent) finishJob() {
 		return
 	}
 	q, cost := a.cpu.job, a.cpu.cost
+	end := a.cpu.startedAt.Add(cost)
 	a.cpu = cpuSlot{}
 	a.chargeLocked(q.job.kind(), cost)
 	a.stats.jobsDone++
@@ -122,7 +132,7 @@ func (a *Agent) finishJob() {
 	if q.job.Done != nil {
 		a.emitLocked(q.job.Done)
 	}
-	a.dispatchLocked()
+	a.dispatchAtLocked(end)
 	a.updateGaugesLocked()
 	a.mu.Unlock()
 	a.drain()
@@ -133,4 +143,11 @@ func (a *Agent) chargeLocked(work string, cost time.Duration) {
 	if a.m != nil {
 		a.m.cpuBusy.WithLabelValues(work).Add(cost.Seconds())
 	}
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -76,3 +76,53 @@ func TestWallClockConcurrency(t *testing.T) {
 		t.Errorf("stats %+v", s)
 	}
 }
+
+// On the wall clock each finishing timer fires a little late. The next
+// build must start at the modelled end of the previous one, not at the late
+// firing, or the lateness adds up: 400 back-to-back builds of 250 µs must
+// leave the CPU busy for about 100 ms, not 100 ms plus 400 timer delays.
+func TestWallClockBackToBackBuildsDoNotDrift(t *testing.T) {
+	const n, cost = 400, 250 * time.Microsecond
+	var (
+		mu   sync.Mutex
+		last time.Time
+		got  int
+		done = make(chan struct{})
+	)
+	out := OutputFunc(func(batch []PacketIn) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range batch {
+			if p.BuiltAt.After(last) {
+				last = p.BuiltAt
+			}
+		}
+		if got += len(batch); got == n {
+			close(done)
+		}
+	})
+	a, err := New(clock.Wall{}, Config{PacketInCost: cost, BatchSize: 1, MissQueueLimit: n, JobQueueLimit: n}, out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	start := time.Now()
+	for i := range n {
+		if !a.Miss(PacketIn{Cookie: i, MissAt: start}) {
+			t.Fatalf("miss %d refused", i)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("builds did not finish")
+	}
+	mu.Lock()
+	busy := last.Sub(start)
+	mu.Unlock()
+	// The modelled total is n·cost = 100 ms. Only the last timer's lateness
+	// (and the test's own scheduling) may add to it; allow 40 ms of that.
+	if want := time.Duration(n) * cost; busy < want || busy > want+40*time.Millisecond {
+		t.Errorf("400 builds of %v took %v of modelled CPU time, want %v (+ at most one timer's lateness)", cost, busy, want)
+	}
+}

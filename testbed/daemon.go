@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -50,14 +51,27 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	}
 	d.cmd = exec.Command(cfg.Binary, cfg.Args...)
 	d.cmd.Stdout, d.cmd.Stderr = out, out
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := d.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("daemon %s %v: %w", cfg.Binary, cfg.Args, err)
-	}
+	// Pdeathsig: if the experiment process dies without tearing down (even
+	// SIGKILL), the kernel sends the child SIGTERM, so no controller or
+	// switch outlives it. The signal follows the *thread* that forked the
+	// child, so the child is started and waited for on one goroutine that
+	// keeps its OS thread for the child's whole life.
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the child
+		if err := d.cmd.Start(); err != nil {
+			started <- err
+			close(d.done)
+			return
+		}
+		started <- nil
 		d.err = d.cmd.Wait()
 		close(d.done)
 	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("daemon %s %v: %w", cfg.Binary, cfg.Args, err)
+	}
 	return d, nil
 }
 

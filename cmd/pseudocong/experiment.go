@@ -43,7 +43,7 @@ bad flags); 1 means the run itself failed.`,
 		RunE: runExperiment,
 	}
 	addCommonFlags(cmd)
-	cmd.Flags().String("backend", experiments.BackendSim, "backend: "+strings.Join(experiments.Backends, ", ")+" (sim: the switch, agent, TCAM and controller cores on a virtual clock)")
+	cmd.Flags().String("backend", experiments.BackendSim, "backend: "+strings.Join(experiments.Backends, ", ")+" (sim: the switch, agent, TCAM and controller cores on a virtual clock; live: real processes, netns hosts and kernel TCP, needs root)")
 	cmd.Flags().String("out", "results", "directory for summary.json, CSVs, figures and report.md")
 	cmd.Flags().String("profile", "", "switch profile name or YAML path (default: the spec's)")
 	cmd.Flags().Int64("seed", -1, "seed (default: the spec's)")

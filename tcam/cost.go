@@ -78,7 +78,7 @@ type Timing struct {
 }
 
 // Pica8Timing is the starting point fitted to paper 000's Pica8 P-3297
-// (see /work/shared/CALIBRATION-NOTES.md): c_write ≈ 0.3 ms per install and
+// (see docs/calibration.md): c_write ≈ 0.3 ms per install and
 // c_move ≈ 16 µs per shifted entry on the local CPU. The chip figures (one
 // cycle per operation at 400 MHz) are an assumption: they are nanoseconds
 // and do not affect any result. Removal is assumed to cost as much driver

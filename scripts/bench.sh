@@ -30,6 +30,20 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
   echo
   echo "Custom metrics (responses/s, ns/lookup, moves) are reported by the benchmarks themselves."
   echo
+  echo "## Side by side with real peers (same run)"
+  echo
+  if grep -qE '^Benchmark[A-Za-z]*Vs' "$raw"; then
+    echo "| comparison | ours and theirs |"
+    echo "|---|---|"
+    grep -E '^Benchmark[A-Za-z]*Vs' "$raw" | while read -r line; do
+      name=$(echo "$line" | awk '{print $1}')
+      rest=$(echo "$line" | awk '{for (i = 3; i < NF; i += 2) if ($(i+1) != "ns/op" && $(i+1) != "B/op" && $(i+1) != "allocs/op") printf "%s%s %s", (n++ ? " · " : ""), $(i+1), $i}')
+      printf '| %s | %s |\n' "$name" "$rest"
+    done
+  else
+    echo "(not run: needs root and the Debian packages of scripts/install-deps.sh)"
+  fi
+  echo
   current=""
   grep -E '^(pkg:|Benchmark)' "$raw" | while read -r line; do
     case "$line" in

@@ -55,11 +55,7 @@ the loops after --warmup.
 }
 
 func runBenchController(cmd *cobra.Command, _ []string) error {
-	v, err := newViper(cmd)
-	if err != nil {
-		return err
-	}
-	log, err := newLogger(v)
+	v, log, err := setupCommand(cmd)
 	if err != nil {
 		return err
 	}

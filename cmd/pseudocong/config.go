@@ -45,6 +45,20 @@ func addCommonFlags(cmd *cobra.Command) {
 	cmd.Flags().String("log-level", "info", "log level: debug, info, warn, error")
 }
 
+// setupCommand gives a command its configuration and its logger: the first
+// lines of every RunE.
+func setupCommand(cmd *cobra.Command) (*viper.Viper, *slog.Logger, error) {
+	v, err := newViper(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := newLogger(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, log, nil
+}
+
 func newLogger(v *viper.Viper) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(v.GetString("log-level"))); err != nil {

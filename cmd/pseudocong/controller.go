@@ -62,11 +62,7 @@ passive forms ptcp:PORT[:HOST], pssl:PORT[:HOST] (needs --private-key,
 }
 
 func runController(cmd *cobra.Command, _ []string) error {
-	v, err := newViper(cmd)
-	if err != nil {
-		return err
-	}
-	log, err := newLogger(v)
+	v, log, err := setupCommand(cmd)
 	if err != nil {
 		return err
 	}

@@ -176,11 +176,7 @@ func newRawProbeCommand(kind probes.Kind) *cobra.Command {
 		Short: fmt.Sprintf("Send %s probes as raw frames and measure their RTT (needs `probe respond` on the far host)", kind),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := newViper(cmd)
-			if err != nil {
-				return err
-			}
-			log, err := newLogger(v)
+			v, log, err := setupCommand(cmd)
 			if err != nil {
 				return err
 			}
@@ -266,11 +262,7 @@ func newRespondCommand() *cobra.Command {
 		Short: "Answer raw SYN / data probes (SYN-ACK / ACK at once) until interrupted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := newViper(cmd)
-			if err != nil {
-				return err
-			}
-			log, err := newLogger(v)
+			v, log, err := setupCommand(cmd)
 			if err != nil {
 				return err
 			}
@@ -333,11 +325,7 @@ func newListenCommand() *cobra.Command {
 		Short: "Accept TCP connections (and close them) for `probe tcp`, until interrupted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := newViper(cmd)
-			if err != nil {
-				return err
-			}
-			log, err := newLogger(v)
+			v, log, err := setupCommand(cmd)
 			if err != nil {
 				return err
 			}
@@ -377,11 +365,7 @@ func newTCPProbeCommand() *cobra.Command {
 		Short: "Make real connect() calls and report handshake times and the kernel's SYN retransmissions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := newViper(cmd)
-			if err != nil {
-				return err
-			}
-			log, err := newLogger(v)
+			v, log, err := setupCommand(cmd)
 			if err != nil {
 				return err
 			}

@@ -54,11 +54,7 @@ now (--ports N creates ports 1..N).`,
 }
 
 func runSwitch(cmd *cobra.Command, _ []string) error {
-	v, err := newViper(cmd)
-	if err != nil {
-		return err
-	}
-	log, err := newLogger(v)
+	v, log, err := setupCommand(cmd)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
 
 	"github.com/pseudocong/pseudocong/testbed"
 )
@@ -43,12 +44,9 @@ func newTestbedUpCommand() *cobra.Command {
 		Short: "Create (or repair) the testbed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := newViper(cmd)
+			v, err := testbedViper(cmd)
 			if err != nil {
 				return err
-			}
-			if err := testbed.ValidateName(v.GetString("name")); err != nil {
-				return usageErrorf("%w", err)
 			}
 			hosts := v.GetInt("hosts")
 			if hosts < 1 || hosts > testbed.MaxHosts {
@@ -83,12 +81,9 @@ func newTestbedDownCommand() *cobra.Command {
 		Short: "Remove every namespace, veth pair and state file of the testbed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := newViper(cmd)
+			v, err := testbedViper(cmd)
 			if err != nil {
 				return err
-			}
-			if err := testbed.ValidateName(v.GetString("name")); err != nil {
-				return usageErrorf("%w", err)
 			}
 			return testbed.Down(v.GetString("name"), testbed.DownOptions{StateDir: v.GetString("state-dir")})
 		},
@@ -103,12 +98,9 @@ func newTestbedStatusCommand() *cobra.Command {
 		Short: "Show the testbed as found on this host; exit 1 if missing or unhealthy",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := newViper(cmd)
+			v, err := testbedViper(cmd)
 			if err != nil {
 				return err
-			}
-			if err := testbed.ValidateName(v.GetString("name")); err != nil {
-				return usageErrorf("%w", err)
 			}
 			st, err := testbed.GetStatus(v.GetString("name"))
 			if err != nil {
@@ -150,4 +142,17 @@ func printJSONTo(cmd *cobra.Command, v any) error {
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// testbedViper is the configuration of a testbed subcommand, with its
+// --name checked.
+func testbedViper(cmd *cobra.Command) (*viper.Viper, error) {
+	v, err := newViper(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := testbed.ValidateName(v.GetString("name")); err != nil {
+		return nil, usageErrorf("%w", err)
+	}
+	return v, nil
 }

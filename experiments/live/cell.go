@@ -82,28 +82,8 @@ func (r *runner) handshake(ctx context.Context, c Cell) (_ *sim.Outcome, err err
 // startResponder answers the raw probes on host h until the returned
 // function is called.
 func startResponder(ctx context.Context, h testbed.Host) (stop func() error, err error) {
-	rctx, cancel := context.WithCancel(ctx)
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		_, err := plive.RunResponder(rctx, plive.ResponderConfig{Netns: h.Netns, Iface: h.Iface, Ready: ready})
-		done <- err
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		cancel()
-		return nil, fmt.Errorf("responder on %s: %w", h.Netns, err)
-	case <-ctx.Done():
-		cancel()
-		<-done
-		return nil, ctx.Err()
-	}
-	return func() error {
-		cancel()
-		if err := <-done; err != nil {
-			return fmt.Errorf("responder on %s: %w", h.Netns, err)
-		}
-		return nil
-	}, nil
+	return startBackground(ctx, "responder on "+h.Netns, make(chan struct{}), func(ctx context.Context, ready chan struct{}) error {
+		_, err := plive.RunResponder(ctx, plive.ResponderConfig{Netns: h.Netns, Iface: h.Iface, Ready: ready})
+		return err
+	})
 }

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
 	"slices"
 	"time"
@@ -105,28 +104,8 @@ func summarizeKernel(profileName string, results []plive.TCPResult) KernelResult
 // startListener accepts connections on dst inside host h until the
 // returned function is called.
 func startListener(ctx context.Context, h testbed.Host, dst netip.AddrPort) (stop func() error, err error) {
-	lctx, cancel := context.WithCancel(ctx)
-	ready := make(chan netip.AddrPort, 1)
-	done := make(chan error, 1)
-	go func() {
-		_, err := plive.ListenTCP(lctx, plive.TCPListenConfig{Netns: h.Netns, Addr: dst, Ready: ready})
-		done <- err
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		cancel()
-		return nil, fmt.Errorf("listener on %s: %w", h.Netns, err)
-	case <-ctx.Done():
-		cancel()
-		<-done
-		return nil, ctx.Err()
-	}
-	return func() error {
-		cancel()
-		if err := <-done; err != nil {
-			return fmt.Errorf("listener on %s: %w", h.Netns, err)
-		}
-		return nil
-	}, nil
+	return startBackground(ctx, "listener on "+h.Netns, make(chan netip.AddrPort, 1), func(ctx context.Context, ready chan netip.AddrPort) error {
+		_, err := plive.ListenTCP(ctx, plive.TCPListenConfig{Netns: h.Netns, Addr: dst, Ready: ready})
+		return err
+	})
 }

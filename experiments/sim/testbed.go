@@ -156,10 +156,12 @@ func newTestbed(clk *clock.Sim, prof *profile.Profile, prio controller.PriorityS
 		TableCapacity: pipeline.TableCapacity(prof, 0),
 	})
 	var err error
-	if tb.pl, err = pipeline.Attach(tb.sw, pipeline.Options{Profile: prof}); err != nil {
+	// The same pipeline options as `pseudocong switch` (the calibrated model,
+	// docs/calibration.md): a packet whose rule is only in the backing table
+	// first goes up to the local CPU as a miss does, then is swapped in.
+	if tb.pl, err = pipeline.Attach(tb.sw, pipeline.Options{Profile: prof, SwapInUpcall: true}); err != nil {
 		return nil, fmt.Errorf("sim: pipeline: %w", err)
 	}
-	tb.sw.SetForwarder(newUpcallForwarder(tb.pl))
 	app := controller.NewReactive(controller.ReactiveConfig{
 		Priority: prio,
 		// Permanent rules: the paper's tables keep growing (Fig. 5 reaches

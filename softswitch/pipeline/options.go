@@ -32,11 +32,10 @@ type Options struct {
 	// read the backing table, so a packet whose rule is not in the TCAM
 	// goes up to the local CPU exactly as a table miss does (a job costing
 	// the profile's agent.packet_in_cost); the agent finds the rule in its
-	// software table and only then submits the swap-in job. docs/
-	// calibration.md fits Fig. 19 with it. Off by default only so that a
-	// caller that models the upcall itself (experiments/sim's upcall
-	// wrapper, until it switches to this option) does not charge it twice;
-	// `pseudocong switch` turns it on.
+	// software table and only then submits the swap-in job.
+	// docs/calibration.md fits Fig. 19 with it, and both `pseudocong
+	// switch` and the simulator (experiments/sim) turn it on; off, a
+	// swap-in costs only its TCAM work.
 	SwapInUpcall bool
 	// Registerer gets the agent's and the data plane's series; nil: none.
 	Registerer prometheus.Registerer

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/agent"
+	"github.com/pseudocong/pseudocong/softswitch/dataplane"
 	"github.com/pseudocong/pseudocong/tcam"
 )
 
@@ -25,6 +26,8 @@ type Profile struct {
 	Agent agent.Config `yaml:"agent"`
 	// TCAM is the hardware flow table in front of the larger software one.
 	TCAM TCAMConfig `yaml:"tcam"`
+	// BackingTable holds the rules that do not fit in the TCAM.
+	BackingTable BackingTable `yaml:"backing_table"`
 	// Forwarding is the data path of a TCAM hit.
 	Forwarding Forwarding `yaml:"forwarding"`
 	// ControllerChannel is the link between the switch and its controller
@@ -43,6 +46,18 @@ type TCAMConfig struct {
 	Layout string `yaml:"layout"`
 	// Timing converts chip operations into chip and local-CPU time.
 	Timing tcam.Timing `yaml:"timing"`
+}
+
+// BackingTable is the table behind the TCAM (the chip's on-chip memory /
+// the agent's software table, paper 000 §1.2): rules evicted from the TCAM
+// or not yet swapped in live here.
+type BackingTable struct {
+	// Capacity bounds the rules held outside the TCAM; 0 leaves it to the
+	// data plane's default (pipeline.DefaultBackingCapacity).
+	Capacity int `yaml:"capacity"`
+	// Eviction names the TCAM eviction policy (dataplane.EvictionByName:
+	// "lru", "fifo"); "" leaves it to the data plane's default (lru).
+	Eviction string `yaml:"eviction"`
 }
 
 // Forwarding is the data-plane part of a profile.
@@ -76,6 +91,12 @@ func (p *Profile) Validate() error {
 	}
 	if err := p.TCAM.Timing.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if p.BackingTable.Capacity < 0 {
+		errs = append(errs, fmt.Errorf("backing_table.capacity %d: must not be negative", p.BackingTable.Capacity))
+	}
+	if _, err := dataplane.EvictionByName(p.BackingTable.Eviction); err != nil {
+		errs = append(errs, fmt.Errorf("backing_table.eviction: %w", err))
 	}
 	if p.Forwarding.HitDelay < 0 {
 		errs = append(errs, fmt.Errorf("forwarding.hit_delay %v: must not be negative", p.Forwarding.HitDelay))

@@ -60,6 +60,8 @@ func TestPica8Constants(t *testing.T) {
 		{"driver_per_slow_move", p.TCAM.Timing.DriverPerSlowMove, 70 * time.Microsecond},
 		{"flush_period", p.Agent.FlushPeriod, 120 * time.Millisecond},
 		{"hit_delay", p.Forwarding.HitDelay, 50 * time.Microsecond},
+		{"backing_table.capacity", p.BackingTable.Capacity, 65536},
+		{"backing_table.eviction", p.BackingTable.Eviction, "lru"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
@@ -148,6 +150,8 @@ func TestLoadErrors(t *testing.T) {
 		{"agent validation", write("b0.yaml", edit("batch_size: 25", "batch_size: 0")), "batch_size 0"},
 		{"layout validation", write("lay.yaml", edit("layout: highest-first", "layout: sideways")), "sideways"},
 		{"tcam capacity", write("cap.yaml", edit("capacity: 4000", "capacity: 0")), "tcam.capacity"},
+		{"backing capacity", write("bcap.yaml", edit("capacity: 65536", "capacity: -1")), "backing_table.capacity -1"},
+		{"eviction policy", write("ev.yaml", edit("eviction: lru", "eviction: random")), "backing_table.eviction"},
 		{"negative latency", write("lat.yaml", edit("latency: 100us", "latency: -1ms")), "controller_channel.latency"},
 		{"empty", write("empty.yaml", ""), "empty document"},
 		{"two documents", write("two.yaml", string(valid)+"\n---\nname: x\n"), "more than one"},
@@ -158,6 +162,19 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("Load(%q) error %v, want one containing %q", tc.arg, err, tc.wantErr)
 			}
 		})
+	}
+	// backing_table is optional: without it the data plane's defaults
+	// apply (zero values here).
+	start := strings.Index(string(valid), "backing_table:")
+	end := strings.Index(string(valid), "forwarding:")
+	if start < 0 || end < start {
+		t.Fatal("fixture: backing_table section not before forwarding in the pica8 profile")
+	}
+	noBacking := write("nobacking.yaml", string(valid[:start])+string(valid[end:]))
+	if got, err := Load(noBacking); err != nil {
+		t.Errorf("Load without backing_table: %v", err)
+	} else if got.BackingTable != (BackingTable{}) {
+		t.Errorf("Load without backing_table: section %+v, want zero", got.BackingTable)
 	}
 	// A valid file loads by path, with its path as Source.
 	p := write("mine.yaml", edit("name: pica8-p3297", "name: mine"))

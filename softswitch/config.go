@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/pseudocong/pseudocong/tcam"
 )
 
 // FailMode is what the switch does with table misses while no controller
@@ -53,6 +55,12 @@ type Config struct {
 	// TableCapacity is the flow table size (ALL_TABLES_FULL beyond it).
 	// Default flowtable.DefaultCapacity.
 	TableCapacity int
+	// TieBreak decides between overlapping flow entries of equal priority
+	// (flowtable.Config.TieBreak). A switch modelling a TCAM must use its
+	// layout's rule (pipeline.TieBreak(profile)); pipeline.Attach
+	// refuses a switch built with another. Default tcam.LowerIDWins: the
+	// earlier entry wins, as with the highest-first layout.
+	TieBreak tcam.TieBreak
 	// ClassifierCache is the exact-match cache size of the flow table's
 	// classifier. Default 4096; negative disables it.
 	ClassifierCache int

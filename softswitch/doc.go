@@ -19,6 +19,8 @@
 // MODIFY_STRICT change actions (or add when nothing matches), DELETE and
 // DELETE_STRICT honour out_port, exact-match entries outrank wildcard
 // ones, idle/hard timeouts produce FLOW_REMOVED when SEND_FLOW_REM is set.
+// Overlapping entries of equal priority resolve by Config.TieBreak: the
+// earlier one wins by default, the later one for a lowest-first TCAM.
 // An exact-match entry keeps the priority its FLOW_MOD gave (Open vSwitch
 // rewrites it to 65535); it outranks wildcard entries through its
 // effective priority instead, and the TCAM experiments keep the priority
@@ -60,7 +62,9 @@
 //	                 Ideal: Switch.ApplyFlowMod / Switch.ReplyBarrier at
 //	                 once. Modelled: apply after the CPU cost; a BARRIER is
 //	                 answered only after every earlier FLOW_MOD of its
-//	                 channel was applied (barrier ordering).
+//	                 channel was applied (barrier ordering); a FLOW_MOD
+//	                 it refuses is answered with Switch.ReplyError, which
+//	                 keeps the outbox order.
 //	(c) Forwarder    every table hit before its actions run. Ideal:
 //	                 Switch.Deliver at once. Modelled: hold the frame for the
 //	                 profile's hit delay on the clock, then Deliver.

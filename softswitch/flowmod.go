@@ -84,6 +84,17 @@ func (s *Switch) ReplyBarrier(ch Channel, xid uint32) {
 	s.sendLocked(ch, &openflow.BarrierReply{Header: openflow.Header{Version: openflow.Version, Type: openflow.TypeBarrierReply, Xid: xid}})
 }
 
+// ReplyError answers req on ch with an OpenFlow ERROR of type t and code
+// (quoting up to 64 bytes of req, with its xid) through the ordered outbox,
+// so the error leaves after every message the switch queued before it —
+// e.g. a BARRIER_REPLY or FLOW_REMOVED of earlier work. For an Installer
+// that refuses a FLOW_MOD itself (a modelled CPU with a full job queue).
+func (s *Switch) ReplyError(ch Channel, req openflow.Message, t openflow.ErrorType, code uint16) {
+	s.mu.Lock()
+	defer s.unlockAndDrain()
+	s.sendErrorLocked(ch, req, t, code)
+}
+
 // rearmExpiryLocked makes sure a timer fires at the table's next expiry.
 func (s *Switch) rearmExpiryLocked() {
 	if s.closed {

@@ -11,6 +11,7 @@ import (
 	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/openflow"
 	"github.com/pseudocong/pseudocong/softswitch/flowtable"
+	"github.com/pseudocong/pseudocong/tcam"
 )
 
 // Switch is the sans-I/O OpenFlow 1.0 switch core. Inputs are packets
@@ -58,8 +59,8 @@ func New(clk clock.Clock, cfg Config) *Switch {
 		log:         cfg.Logger.With("dpid", fmt.Sprintf("%016x", cfg.DatapathID)),
 		met:         cfg.Metrics,
 		ports:       make(map[uint16]*portState),
-		table:       flowtable.New(flowtable.Config{Capacity: cfg.TableCapacity, CacheSlots: cfg.ClassifierCache}),
-		emerg:       flowtable.New(flowtable.Config{Capacity: cfg.TableCapacity}),
+		table:       flowtable.New(flowtable.Config{Capacity: cfg.TableCapacity, CacheSlots: cfg.ClassifierCache, TieBreak: cfg.TieBreak}),
+		emerg:       flowtable.New(flowtable.Config{Capacity: cfg.TableCapacity, TieBreak: cfg.TieBreak}),
 		buffers:     newBufferStore(max(cfg.Buffers, 0), cfg.BufferLifetime),
 		learn:       newLearningTable(cfg.LearningTable, cfg.LearningAge),
 		missSendLen: openflow.DefaultMissSendLen,
@@ -72,6 +73,10 @@ func New(clk clock.Clock, cfg Config) *Switch {
 
 // Clock is the switch's clock, for seams that schedule work on it.
 func (s *Switch) Clock() clock.Clock { return s.clk }
+
+// TieBreak is the flow table's rule for overlapping entries of equal
+// priority (Config.TieBreak).
+func (s *Switch) TieBreak() tcam.TieBreak { return s.cfg.TieBreak }
 
 // DatapathID is the configured datapath id.
 func (s *Switch) DatapathID() uint64 { return s.cfg.DatapathID }

@@ -45,7 +45,7 @@ now (--ports N creates ports 1..N).`,
 	f.StringArray("port", nil, "Linux interface to use as a port via AF_PACKET (repeatable; numbered 1, 2, ... in order)")
 	f.Int("tpacket-version", 0, "AF_PACKET ring version for --port, 2 or 3 (0: 2, which adds no latency)")
 	f.Int("buffers", 256, "packet buffers for PACKET_IN (n_buffers); 0 disables buffering")
-	f.Int("table-size", 0, "flow table capacity, TCAM + backing table (0 = the profile's TCAM + 65536)")
+	f.Int("table-size", 0, "flow table capacity, TCAM + backing table; overrides the profile's backing_table.capacity (0: TCAM + the profile's backing table)")
 	f.String("metrics-addr", "", "serve Prometheus metrics on HOST:PORT (empty: off)")
 	f.String("private-key", "", "PEM private key for ssl/pssl targets")
 	f.String("certificate", "", "PEM certificate for ssl/pssl targets")
@@ -109,6 +109,7 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 		FailMode:      failMode,
 		Buffers:       buffers,
 		TableCapacity: dp.tableCapacity,
+		TieBreak:      dp.tieBreak,
 		Logger:        log,
 		Metrics:       met,
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/pseudocong/pseudocong/profile"
 	"github.com/pseudocong/pseudocong/softswitch"
 	"github.com/pseudocong/pseudocong/softswitch/pipeline"
+	"github.com/pseudocong/pseudocong/tcam"
 )
 
 // switchProfileHelp is the help text of `switch --profile`.
@@ -23,16 +24,20 @@ type switchDataPlane struct {
 	// backing is the backing table's capacity; tableCapacity is the flow
 	// table's (TCAM + backing), for softswitch.Config.TableCapacity.
 	backing, tableCapacity int
+	// tieBreak is the profile's TCAM tie rule, for
+	// softswitch.Config.TieBreak (pipeline.Attach checks it).
+	tieBreak tcam.TieBreak
 }
 
 // loadSwitchDataPlane loads --profile. tableSize (--table-size) is the
-// whole flow table; 0 means the TCAM plus pipeline.DefaultBackingCapacity.
+// whole flow table and overrides the profile's backing_table.capacity; 0
+// means the TCAM plus the profile's backing table (pipeline.BackingCapacity).
 func loadSwitchDataPlane(profileArg string, tableSize int) (switchDataPlane, error) {
 	p, err := profile.Load(profileArg)
 	if err != nil {
 		return switchDataPlane{}, usageErrorf("--profile: %w", err)
 	}
-	d := switchDataPlane{profile: p, backing: pipeline.DefaultBackingCapacity}
+	d := switchDataPlane{profile: p, backing: pipeline.BackingCapacity(p, 0)}
 	if tableSize != 0 {
 		if tableSize <= p.TCAM.Capacity {
 			return switchDataPlane{}, usageErrorf("--table-size %d: must exceed the %d-entry TCAM of profile %s", tableSize, p.TCAM.Capacity, p.Name)
@@ -40,6 +45,7 @@ func loadSwitchDataPlane(profileArg string, tableSize int) (switchDataPlane, err
 		d.backing = tableSize - p.TCAM.Capacity
 	}
 	d.tableCapacity = pipeline.TableCapacity(p, d.backing)
+	d.tieBreak = pipeline.TieBreak(p)
 	return d, nil
 }
 

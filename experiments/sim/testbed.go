@@ -154,6 +154,7 @@ func newTestbed(clk *clock.Sim, prof *profile.Profile, prio controller.PriorityS
 	tb.sw = softswitch.New(clk, softswitch.Config{
 		DatapathID:    1,
 		TableCapacity: pipeline.TableCapacity(prof, 0),
+		TieBreak:      pipeline.TieBreak(prof),
 	})
 	var err error
 	// The same pipeline options as `pseudocong switch` (the calibrated model,

@@ -16,6 +16,13 @@ type Config struct {
 	Capacity int
 	// CacheSlots is the classifier's exact-match cache size (0 = none).
 	CacheSlots int
+	// TieBreak decides between overlapping entries of equal priority
+	// (undefined in OpenFlow 1.0). It should be the modelled TCAM
+	// layout's (tcam.Layout.TieBreak), so the table answers as the chip
+	// would. The zero value, tcam.LowerIDWins, lets the earlier-installed
+	// entry win, as a highest-first TCAM that appends equal priorities
+	// does; a lowest-first one lets the later entry win (HigherIDWins).
+	TieBreak tcam.TieBreak
 }
 
 // DefaultCapacity is the table size when Config.Capacity is 0.
@@ -50,10 +57,7 @@ func New(cfg Config) *Table {
 	}
 	return &Table{
 		capacity: cfg.Capacity,
-		// Lower ID wins a tie: among overlapping entries of equal priority
-		// (undefined in OpenFlow 1.0) the earlier-installed one wins, as a
-		// highest-first TCAM that appends equal priorities would decide.
-		cls:      tcam.NewClassifier(tcam.LowerIDWins, cfg.CacheSlots),
+		cls:      tcam.NewClassifier(cfg.TieBreak, cfg.CacheSlots),
 		byID:     make(map[uint64]*Entry),
 		byStrict: make(map[strictKey]*Entry),
 		nextID:   1,
@@ -65,6 +69,9 @@ func (t *Table) SetListener(l Listener) { t.listener = l }
 
 // Len is the number of entries.
 func (t *Table) Len() int { return len(t.byID) }
+
+// TieBreak is the rule for overlapping entries of equal priority.
+func (t *Table) TieBreak() tcam.TieBreak { return t.cls.TieBreak() }
 
 // Capacity is the most entries the table holds.
 func (t *Table) Capacity() int { return t.capacity }

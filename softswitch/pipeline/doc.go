@@ -14,6 +14,8 @@
 //	    becomes the job's CPU time. The new rules become usable when the
 //	    job is done; packets that hit them earlier wait (path install_wait).
 //	    BARRIER is answered once every FLOW_MOD accepted before it is done.
+//	    A FLOW_MOD the full job queue refuses is answered FLOW_MOD_FAILED/
+//	    EPERM through Switch.ReplyError (the switch's ordered outbox).
 //	seam (c) Forwarder   → a hit on a rule in the TCAM is delivered after
 //	    the profile's hit delay (path hit). A hit on a rule that lives only
 //	    in the backing table holds the packet and submits one swap-in job
@@ -23,7 +25,11 @@
 //
 // The switch's flow table (its classifier over all rules) decides which
 // rule a packet uses; the TCAM/backing split only decides how long the
-// packet waits (see package dataplane).
+// packet waits (see package dataplane). The switch must be built with the
+// TCAM layout's tie rule (softswitch.Config.TieBreak = TieBreak(profile)),
+// so equal-priority overlaps resolve as in the TCAM; Attach checks it. The
+// backing table's size and eviction policy come from the profile's
+// backing_table section unless Options override them.
 //
 // Every delay is taken on the switch's clock: on a clock.Sim the whole
 // pipeline runs inside the scheduler loop and is deterministic; on the

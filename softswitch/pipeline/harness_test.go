@@ -86,11 +86,12 @@ func newRig(t testing.TB, prof *profile.Profile, opts Options) *rig {
 	t.Helper()
 	sim := clock.NewSim(t0)
 	r := &rig{t: t, sim: sim, reg: prometheus.NewRegistry(), ctl: &recChannel{clk: sim}}
-	capacity := 0
+	cfg := softswitch.Config{}
 	if prof != nil {
-		capacity = TableCapacity(prof, opts.BackingCapacity)
+		cfg.TableCapacity = TableCapacity(prof, opts.BackingCapacity)
+		cfg.TieBreak = TieBreak(prof)
 	}
-	r.sw = softswitch.New(sim, softswitch.Config{TableCapacity: capacity})
+	r.sw = softswitch.New(sim, cfg)
 	in := softswitch.NewMemPort(1, "p1", softswitch.MemPortMAC(1, 1), nil)
 	out := softswitch.NewMemPort(2, "p2", softswitch.MemPortMAC(1, 2), func(frame []byte) {
 		r.mu.Lock()

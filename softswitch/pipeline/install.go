@@ -66,17 +66,10 @@ func (p *Pipeline) Install(ch softswitch.Channel, fm *openflow.FlowMod) {
 }
 
 // refuse answers a FLOW_MOD the CPU could not take with
-// FLOW_MOD_FAILED/EPERM (OpenFlow 1.0 has no "busy" code).
+// FLOW_MOD_FAILED/EPERM (OpenFlow 1.0 has no "busy" code), through the
+// switch's outbox so the error cannot overtake replies queued before it.
 func (p *Pipeline) refuse(ch softswitch.Channel, fm *openflow.FlowMod) {
-	raw, err := openflow.Marshal(fm)
-	if err != nil {
-		raw = nil
-	}
-	e := openflow.NewErrorFor(raw, openflow.ErrorTypeFlowModFailed, uint16(openflow.FlowModFailedEPerm))
-	e.Xid = fm.Xid
-	if err := ch.Send(e); err != nil {
-		p.log.Debug("sending flow_mod refusal failed", "xid", fm.Xid, "err", err)
-	}
+	p.sw.ReplyError(ch, fm, openflow.ErrorTypeFlowModFailed, uint16(openflow.FlowModFailedEPerm))
 }
 
 // applyFlowMod is the job's Start: apply the FLOW_MOD, collecting the TCAM

@@ -13,11 +13,13 @@ import (
 type Options struct {
 	// Profile is the switch model: agent, tcam and forwarding sections.
 	Profile *profile.Profile
-	// BackingCapacity bounds the rules held outside the TCAM. Default
-	// DefaultBackingCapacity. (The profile format has no key for it yet.)
+	// BackingCapacity bounds the rules held outside the TCAM; it overrides
+	// the profile's backing_table.capacity. 0: the profile's, and when the
+	// profile leaves it 0 too, DefaultBackingCapacity (BackingCapacity).
 	BackingCapacity int
 	// Eviction names the TCAM eviction policy (dataplane.EvictionByName);
-	// default "lru".
+	// it overrides the profile's backing_table.eviction. "": the
+	// profile's, and when the profile leaves it empty too, "lru".
 	Eviction string
 	// HoldLimit bounds the packets waiting for their rule (swap-in or
 	// install), over all rules. Default 4096.
@@ -43,8 +45,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// DefaultBackingCapacity is the backing table's size when Options leave it
-// 0. Paper 000 gives no figure for the Pica8's on-chip / software table
+// DefaultBackingCapacity is the backing table's size when Options and the
+// profile both leave it 0. Paper 000 gives no figure for the Pica8's on-chip / software table
 // beyond "larger than the TCAM" (§1.2); 65 536 is assumed, large enough
 // for every experiment of the paper (at most 4 000 + 500 rules).
 const DefaultBackingCapacity = 65536
@@ -53,11 +55,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Profile == nil {
 		return o, fmt.Errorf("pipeline: nil profile")
 	}
-	if o.BackingCapacity == 0 {
-		o.BackingCapacity = DefaultBackingCapacity
-	}
 	if o.BackingCapacity < 0 {
 		return o, fmt.Errorf("pipeline: backing capacity %d: must not be negative", o.BackingCapacity)
+	}
+	o.BackingCapacity = BackingCapacity(o.Profile, o.BackingCapacity)
+	if o.Eviction == "" {
+		o.Eviction = o.Profile.BackingTable.Eviction
 	}
 	if o.HoldLimit <= 0 {
 		o.HoldLimit = 4096
@@ -77,10 +80,20 @@ func (o Options) withDefaults() (Options, error) {
 // TableCapacity is the flow-table size a switch modelled by p must be
 // built with (softswitch.Config.TableCapacity), so that the flow table
 // refuses with ALL_TABLES_FULL exactly when the TCAM and the backing table
-// are both full. backing 0 means DefaultBackingCapacity.
+// are both full. backing 0 means BackingCapacity(p, 0).
 func TableCapacity(p *profile.Profile, backing int) int {
+	return p.TCAM.Capacity + BackingCapacity(p, backing)
+}
+
+// BackingCapacity is the backing table's size a pipeline for p uses when
+// Options.BackingCapacity is backing: backing itself unless 0, then the
+// profile's backing_table.capacity unless 0, then DefaultBackingCapacity.
+func BackingCapacity(p *profile.Profile, backing int) int {
+	if backing == 0 {
+		backing = p.BackingTable.Capacity
+	}
 	if backing == 0 {
 		backing = DefaultBackingCapacity
 	}
-	return p.TCAM.Capacity + backing
+	return backing
 }

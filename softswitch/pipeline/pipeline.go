@@ -11,6 +11,7 @@ import (
 	"github.com/pseudocong/pseudocong/profile"
 	"github.com/pseudocong/pseudocong/softswitch"
 	"github.com/pseudocong/pseudocong/softswitch/dataplane"
+	"github.com/pseudocong/pseudocong/tcam"
 )
 
 // Pipeline is the modelled data plane attached to one switch. Create it
@@ -76,9 +77,10 @@ type Stats struct {
 // Attach builds the agent and the data-plane table from opts.Profile and
 // installs the pipeline in sw's three seams and as its table listener. The
 // switch should have been built with Config.TableCapacity =
-// TableCapacity(profile, opts.BackingCapacity), and hold no flow entries
-// yet: entries added before Attach are not placed and forward at the hit
-// delay like software-only rules.
+// TableCapacity(profile, opts.BackingCapacity), must have been built with
+// Config.TieBreak = TieBreak(profile) (Attach fails otherwise), and should
+// hold no flow entries yet: entries added before Attach are not placed and
+// forward at the hit delay like software-only rules.
 func Attach(sw *softswitch.Switch, opts Options) (*Pipeline, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -98,6 +100,12 @@ func Attach(sw *softswitch.Switch, opts Options) (*Pipeline, error) {
 	layout, err := opts.Profile.TCAMLayout()
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	// The flow table decides which rule a packet uses; between overlapping
+	// equal-priority rules it must pick the one the TCAM would.
+	if got, want := sw.TieBreak(), layout.TieBreak(); got != want {
+		return nil, fmt.Errorf("pipeline: switch breaks priority ties with %v but the %s layout of profile %s with %v (set softswitch.Config.TieBreak)",
+			got, layout.Name(), opts.Profile.Name, want)
 	}
 	ev, err := dataplane.EvictionByName(opts.Eviction)
 	if err != nil {
@@ -144,6 +152,17 @@ func Attach(sw *softswitch.Switch, opts Options) (*Pipeline, error) {
 		"tcam", opts.Profile.TCAM.Capacity, "layout", layout.Name(), "backing", opts.BackingCapacity,
 		"eviction", ev.Name(), "hit_delay", p.hitDelay)
 	return p, nil
+}
+
+// TieBreak is the tie rule of p's TCAM layout, for
+// softswitch.Config.TieBreak of a switch the pipeline will model; an
+// unknown layout gives the zero value (Attach then reports the layout).
+func TieBreak(p *profile.Profile) tcam.TieBreak {
+	layout, err := p.TCAMLayout()
+	if err != nil {
+		return tcam.LowerIDWins
+	}
+	return layout.TieBreak()
 }
 
 // Agent is the local-CPU model (for its Stats).

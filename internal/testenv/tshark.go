@@ -41,7 +41,11 @@ func StartTshark(t testing.TB, iface string, ports ...int) *Capture {
 	RequireRoot(t)
 	RequireCommand(t, "tshark", "dumpcap")
 	file := filepath.Join(shortTempDir(t, "cap"), "capture.pcapng")
-	args := []string{"-i", iface, "-w", file, "-q"}
+	// -B 32: a 32 MiB kernel capture buffer instead of dumpcap's 2 MiB. With
+	// iperf3 saturating both cores (the OVS tests), dumpcap can fall behind;
+	// a dropped control segment breaks tshark's reassembly of the rest of
+	// the stream, and the capture checks would fail for the capture's sake.
+	args := []string{"-i", iface, "-B", "32", "-w", file, "-q"}
 	if f := portFilter(ports); f != "" {
 		args = append(args, "-f", f)
 	}

@@ -252,7 +252,10 @@ func TestPassiveListenerServesManagementClients(t *testing.T) {
 	if fs := parts[0].(*openflow.StatsReply).Body.(openflow.FlowStatsReply); len(fs) != 1 || fs[0].Priority != 5 {
 		t.Fatalf("flow stats %+v", fs)
 	}
-	// A miss goes to the controller, not to the management client.
+	// A miss goes to the controller, not to the management client. The
+	// switch finishes its controller handshake on its own goroutine after
+	// accept() returned; in fail-secure mode a miss before that is dropped.
+	waitFor(t, 5*time.Second, "controller session", sess.ControllerConnected)
 	sw.Receive(2, udpFrame(t, 1, 2))
 	if pi := readUntil(t, ctl, openflow.TypePacketIn).(*openflow.PacketIn); pi.InPort != 2 {
 		t.Fatalf("packet-in %+v", pi)
@@ -318,5 +321,15 @@ func TestReconnectBackoffDoublesAndIsCapped(t *testing.T) {
 	// 1.6 s.
 	if last := times[6].Sub(times[5]); last > time.Second {
 		t.Errorf("last gap %v: backoff not capped at 200ms", last)
+	}
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(timeout); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%s: not ready after %v", what, timeout)
+		}
 	}
 }

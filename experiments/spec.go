@@ -1,19 +1,16 @@
 package experiments
 
 import (
-	"bytes"
 	"embed"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path"
 	"slices"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/pseudocong/pseudocong/internal/yamldoc"
 )
 
 // Built-in specs ship inside the binary; specs/*.yaml are the canonical
@@ -118,20 +115,7 @@ const (
 )
 
 // BuiltinSpecNames lists the specs shipped in the binary, sorted.
-func BuiltinSpecNames() []string {
-	entries, err := fs.ReadDir(builtinSpecs, "specs")
-	if err != nil { // cannot happen: the directory is embedded
-		panic(fmt.Sprintf("experiments: embedded specs: %v", err))
-	}
-	var names []string
-	for _, e := range entries {
-		if name, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
+func BuiltinSpecNames() []string { return yamldoc.Names(builtinSpecs, "specs") }
 
 // SpecError is a problem with a spec the user gave: unknown name, bad YAML,
 // impossible parameters. The CLI turns it into exit code 2.
@@ -147,7 +131,7 @@ func (e *SpecError) Unwrap() error { return e.Err }
 // argument looks like a path (contains a slash or ends in .yaml/.yml).
 // Every error it returns is a *SpecError.
 func LoadSpec(nameOrPath string) (*Spec, error) {
-	if strings.ContainsRune(nameOrPath, '/') || strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml") {
+	if yamldoc.LooksLikePath(nameOrPath) {
 		data, err := os.ReadFile(nameOrPath)
 		if err != nil {
 			return nil, &SpecError{nameOrPath, err}
@@ -165,18 +149,9 @@ func LoadSpec(nameOrPath string) (*Spec, error) {
 // ParseSpec decodes and validates one spec document. Unknown keys are
 // errors, so a typo cannot silently leave a default in place.
 func ParseSpec(data []byte, source string) (*Spec, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	var s Spec
-	if err := dec.Decode(&s); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &SpecError{source, errors.New("empty document")}
-		}
+	if err := yamldoc.DecodeStrict(data, &s); err != nil {
 		return nil, &SpecError{source, err}
-	}
-	var extra any
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, &SpecError{source, errors.New("more than one YAML document")}
 	}
 	s.Source = source
 	if err := s.Validate(); err != nil {

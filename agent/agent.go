@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"github.com/pseudocong/pseudocong/internal/outbox"
 	"sync"
 	"time"
 
@@ -37,9 +38,7 @@ type Agent struct {
 
 	stats counters
 
-	outbox   []func()
-	outHead  int
-	draining bool
+	outbox outbox.Outbox // effects run outside mu, in order
 }
 
 type queuedMiss struct {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/pseudocong/pseudocong/internal/outbox"
 	"log/slog"
 	"slices"
 	"sync"
@@ -26,10 +27,8 @@ type Switch struct {
 	log *slog.Logger
 	met *Metrics
 
-	mu       sync.Mutex
-	outbox   []func()
-	outHead  int
-	draining bool
+	mu     sync.Mutex
+	outbox outbox.Outbox // effects run outside mu, in order
 
 	ports    map[uint16]*portState
 	channels []Channel // attached, in attach order

@@ -34,7 +34,22 @@ const (
 
 // serveOn runs our controller with app on 127.0.0.1:port until the test
 // ends.
-func serveOn(t *testing.T, port int, app controller.App) (*controller.Core, *prometheus.Registry) {
+// reserveControllerPort binds the controller's listener before Open vSwitch
+// is told to dial it, so no other connection's ephemeral port can take the
+// port while the test first shows that nothing forwards without a
+// controller. Until serveOn accepts, OVS's connection waits in the backlog
+// without an OpenFlow handshake, so no flow is installed.
+func reserveControllerPort(t *testing.T) (net.Listener, int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln, ln.Addr().(*net.TCPAddr).Port
+}
+
+func serveOn(t *testing.T, ln net.Listener, app controller.App) (*controller.Core, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	metrics, err := controller.NewMetrics(reg)
@@ -43,19 +58,6 @@ func serveOn(t *testing.T, port int, app controller.App) (*controller.Core, *pro
 	}
 	core := controller.NewCore(controller.Config{App: app, Metrics: metrics})
 	srv := controller.NewServer(controller.ServerConfig{Core: core})
-	var ln net.Listener
-	// The port was free a moment ago; retry briefly if another process
-	// grabbed it in between.
-	for attempt := 0; ; attempt++ {
-		ln, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err == nil {
-			break
-		}
-		if attempt == 20 {
-			t.Fatalf("listen on %d: %v", port, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
@@ -159,14 +161,14 @@ func checkCapture(t *testing.T, capture *testenv.Capture, port int, want ...int)
 // with tshark, decodes as OpenFlow 1.0 without malformed messages.
 func TestOVSPingThroughReactiveController(t *testing.T) {
 	testenv.RequireRoot(t)
-	port := testenv.FreePort(t)
+	ln, port := reserveControllerPort(t)
 	capture := testenv.StartTshark(t, "lo", port)
 	ovs, br, h1, _ := twoHosts(t, port)
 
 	if out, err := ping(h1, "10.0.0.2"); err == nil {
 		t.Fatalf("ping succeeded with no controller in fail-mode secure:\n%s", out)
 	}
-	core, reg := serveOn(t, port, controller.NewReactive(controller.ReactiveConfig{}))
+	core, reg := serveOn(t, ln, controller.NewReactive(controller.ReactiveConfig{}))
 	connectAndPurge(t, ovs, br)
 	out, err := pingEventually(h1, "10.0.0.2", 10*time.Second)
 	if err != nil {
@@ -210,7 +212,7 @@ priority=0,actions=drop
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := testenv.FreePort(t)
+	ln, port := reserveControllerPort(t)
 	capture := testenv.StartTshark(t, "lo", port)
 	ovs, br, h1, _ := twoHosts(t, port)
 	if out, err := ping(h1, "10.0.0.2"); err == nil {
@@ -218,7 +220,7 @@ priority=0,actions=drop
 	}
 
 	app := controller.NewProactive(controller.ProactiveConfig{Flows: flows})
-	serveOn(t, port, app)
+	serveOn(t, ln, app)
 	connectAndPurge(t, ovs, br)
 	deadline := time.Now().Add(10 * time.Second)
 	for app.Installed() < 1 {

@@ -1,11 +1,13 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -47,6 +49,7 @@ func StartOVS(t testing.TB, opts OVSOptions) *OVS {
 	if opts.LogLines == 0 {
 		opts.LogLines = 40
 	}
+	holdOVSLock(t)
 	dir := shortTempDir(t, "ovs")
 	o := &OVS{
 		Dir: dir,
@@ -270,4 +273,36 @@ func (o *OVS) stop(logLines int) {
 			o.t.Logf("--- last %d lines of %s ---\n%s", logLines, log, tailFile(log, logLines))
 		}
 	}
+}
+
+// ovsLockWait bounds how long a test waits for another test's Open vSwitch.
+const ovsLockWait = 10 * time.Minute
+
+// holdOVSLock makes this test the only one on the machine running an Open
+// vSwitch until it ends. Every ovs-vswitchd with the netdev datapath creates
+// a tap interface named "ovs-netdev" in the root namespace; a second one
+// started while the first lives fails with "creating tap device failed:
+// Device or resource busy" and gets no bridge. `go test ./...` runs packages
+// in parallel processes, so the lock is a file lock, not a mutex. Registered
+// before the daemons' cleanup, it is released after they have stopped.
+func holdOVSLock(t testing.TB) {
+	t.Helper()
+	path := filepath.Join(os.TempDir(), "pseudocong-ovs.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("ovs lock: %v", err)
+	}
+	deadline := time.Now().Add(ovsLockWait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			t.Fatalf("ovs lock %s: another test's Open vSwitch still runs after %v: %v", path, ovsLockWait, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Cleanup(func() { f.Close() }) // closing the file releases the lock
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/pseudocong/pseudocong/controller"
 	"github.com/pseudocong/pseudocong/controller/flowsyntax"
 	"github.com/pseudocong/pseudocong/internal/metricsserver"
+	"github.com/pseudocong/pseudocong/internal/ready"
 	"github.com/pseudocong/pseudocong/openflow"
 )
 
@@ -43,6 +44,7 @@ passive forms ptcp:PORT[:HOST], pssl:PORT[:HOST] (needs --private-key,
 		RunE: runController,
 	}
 	addCommonFlags(cmd)
+	addReadyFlag(cmd)
 	f := cmd.Flags()
 	f.String("listen", fmt.Sprintf("tcp:0.0.0.0:%d", openflow.DefaultPort), "address to accept switches on (tcp:HOST[:PORT], ptcp:PORT[:HOST], pssl:PORT[:HOST], punix:PATH)")
 	f.String("app", "reactive", "controller app: reactive or proactive")
@@ -80,8 +82,9 @@ func runController(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	ctx := cmd.Context()
+	var metricsAddr net.Addr
 	if addr := v.GetString("metrics-addr"); addr != "" {
-		if _, err := metricsserver.Serve(ctx, addr, reg, log); err != nil {
+		if metricsAddr, err = metricsserver.Serve(ctx, addr, reg, log); err != nil {
 			_ = ln.Close()
 			return err
 		}
@@ -94,6 +97,10 @@ func runController(cmd *cobra.Command, _ []string) error {
 		Logger:       log,
 	})
 	log.Info("controller starting", "listen", ln.Addr().String(), "app", v.GetString("app"))
+	if err := reportReady(v, ready.Report{OpenFlow: ln.Addr().String(), Metrics: addrString(metricsAddr)}); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	return srv.Serve(ctx, ln)
 }
 

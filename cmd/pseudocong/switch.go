@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/internal/metricsserver"
+	"github.com/pseudocong/pseudocong/internal/ready"
 	"github.com/pseudocong/pseudocong/openflow"
 	"github.com/pseudocong/pseudocong/softswitch"
 )
@@ -35,6 +37,7 @@ now (--ports N creates ports 1..N).`,
 		RunE: runSwitch,
 	}
 	addCommonFlags(cmd)
+	addReadyFlag(cmd)
 	f := cmd.Flags()
 	f.String("controller", "", "controller target to dial (tcp:HOST:PORT, ssl:HOST:PORT, unix:PATH); empty: none")
 	f.StringArray("listen", nil, "passive target for management clients (ptcp:PORT[:HOST], pssl:..., punix:PATH); repeatable")
@@ -99,8 +102,9 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	var metricsAddr net.Addr
 	if addr := v.GetString("metrics-addr"); addr != "" {
-		if _, err := metricsserver.Serve(ctx, addr, reg, log); err != nil {
+		if metricsAddr, err = metricsserver.Serve(ctx, addr, reg, log); err != nil {
 			return err
 		}
 	}
@@ -142,8 +146,13 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return usageErrorf("%w", err)
 	}
+	rep := ready.Report{Metrics: addrString(metricsAddr)}
 	for i, a := range sess.ListenAddrs() {
 		log.Info("listening for management clients", "target", listen[i], "addr", a.String())
+		rep.Listen = append(rep.Listen, a.String())
+	}
+	if err := reportReady(v, rep); err != nil {
+		return err
 	}
 	log.Info("switch running", "dpid", fmt.Sprintf("%016x", dpid), "controller", controller,
 		"fail_mode", failMode.String(), "ports", nports, "profile", dp.profile.Name)

@@ -134,9 +134,28 @@ func TestPrometheusScrapesLiveRun(t *testing.T) {
 		t.Fatalf("testbed up: %v", err)
 	}
 
-	ofAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	start(t, bin, "controller", "--listen", "tcp:"+ofAddr, "--metrics-addr", controllerMetrics)
-	waitFor(t, "controller metrics", 10*time.Second, func() bool { _, err := fetchMetrics(controllerMetrics); return err == nil })
+	// The controller binds its OpenFlow port itself and reports it
+	// (--ready-fd); the metrics ports are the scrape config's.
+	ctrl, err := testbed.StartDaemon(testbed.DaemonConfig{Binary: bin, Ready: true,
+		Args: []string{"controller", "--listen", "ptcp:0:127.0.0.1", "--metrics-addr", controllerMetrics}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ctrl.Stop(5 * time.Second); err != nil {
+			t.Errorf("controller: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("--- controller ---\n%s", ctrl.Output())
+		}
+	})
+	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second) // seconds: a busy machine starts processes slowly
+	rep, err := ctrl.WaitReady(rctx)
+	rcancel()
+	if err != nil {
+		t.Fatalf("controller did not come up: %v", err)
+	}
+	ofAddr := rep.OpenFlow
 	swArgs := []string{"switch", "--controller", "tcp:" + ofAddr, "--profile", "pica8-p3297", "--metrics-addr", switchMetrics}
 	for _, p := range topo.SwitchPorts() {
 		swArgs = append(swArgs, "--port", p)

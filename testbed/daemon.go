@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pseudocong/pseudocong/internal/ready"
 )
 
 // DaemonConfig starts a long-running process of a live run: the
@@ -23,6 +26,9 @@ type DaemonConfig struct {
 	Args []string
 	// Output receives stdout and stderr (nil: only the in-memory tail).
 	Output io.Writer
+	// Ready passes the child a pipe as --ready-fd 3; WaitReady then returns
+	// the addresses it bound. Only for commands that take --ready-fd.
+	Ready bool
 }
 
 // Daemon is a started process. Its output's last 64 KiB are kept for
@@ -32,6 +38,8 @@ type Daemon struct {
 	tail *tailWriter
 	done chan struct{}
 	err  error // set before done closes
+	// readyR is the read end of the --ready-fd pipe (nil without Ready).
+	readyR *os.File
 }
 
 // StartDaemon starts the process in its own process group, so Stop also
@@ -49,8 +57,21 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 	if cfg.Output != nil {
 		out = io.MultiWriter(d.tail, cfg.Output)
 	}
-	d.cmd = exec.Command(cfg.Binary, cfg.Args...)
+	args := cfg.Args
+	var readyW *os.File
+	if cfg.Ready {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("daemon: ready pipe: %w", err)
+		}
+		d.readyR, readyW = r, w
+		args = append(append([]string(nil), args...), "--ready-fd", "3") // ExtraFiles[0] is fd 3
+	}
+	d.cmd = exec.Command(cfg.Binary, args...)
 	d.cmd.Stdout, d.cmd.Stderr = out, out
+	if readyW != nil {
+		d.cmd.ExtraFiles = []*os.File{readyW}
+	}
 	// Pdeathsig: if the experiment process dies without tearing down (even
 	// SIGKILL), the kernel sends the child SIGTERM, so no controller or
 	// switch outlives it. The signal follows the *thread* that forked the
@@ -69,10 +90,35 @@ func StartDaemon(cfg DaemonConfig) (*Daemon, error) {
 		d.err = d.cmd.Wait()
 		close(d.done)
 	}()
-	if err := <-started; err != nil {
+	err := <-started
+	if readyW != nil {
+		// The child holds its own copy; ours must go, or the read end
+		// would never see EOF when the child dies before reporting.
+		_ = readyW.Close()
+	}
+	if err != nil {
+		if d.readyR != nil {
+			_ = d.readyR.Close()
+		}
 		return nil, fmt.Errorf("daemon %s %v: %w", cfg.Binary, cfg.Args, err)
 	}
 	return d, nil
+}
+
+// WaitReady waits until the child reports the addresses it serves on
+// (DaemonConfig.Ready), it exits without a report, or ctx ends. It can be
+// called once.
+func (d *Daemon) WaitReady(ctx context.Context) (ready.Report, error) {
+	if d.readyR == nil {
+		return ready.Report{}, errors.New("daemon: WaitReady without DaemonConfig.Ready")
+	}
+	r := d.readyR
+	d.readyR = nil
+	rep, err := ready.Read(ctx, r)
+	if err != nil {
+		return rep, fmt.Errorf("daemon %d: %w", d.Pid(), err)
+	}
+	return rep, nil
 }
 
 // Pid is the process id.

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -17,8 +15,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/pseudocong/pseudocong/internal/testenv"
 	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/testbed"
 )
 
 // buildBinary compiles this command into a temporary directory.
@@ -53,26 +51,32 @@ func TestSwitchProcessInsertLatencyByProfile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			const rules, split, rate = 300, 100, 50
-			ofPort, metricsPort := testenv.FreePort(t), testenv.FreePort(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "switch", "--profile", tc.profile, "--ports", "2",
-				"--listen", fmt.Sprintf("ptcp:%d:127.0.0.1", ofPort),
-				"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", metricsPort), "--log-level", "warn")
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
+			// Port 0 for both listeners: the switch reports what it bound.
+			d, err := testbed.StartDaemon(testbed.DaemonConfig{Binary: bin, Ready: true, Args: []string{
+				"switch", "--profile", tc.profile, "--ports", "2", "--listen", "ptcp:0:127.0.0.1",
+				"--metrics-addr", "127.0.0.1:0", "--log-level", "warn"}})
+			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() {
-				_ = cmd.Process.Signal(os.Interrupt)
-				_ = cmd.Wait()
+				if err := d.Stop(10 * time.Second); err != nil {
+					t.Errorf("switch: %v", err)
+				}
 				if t.Failed() {
-					t.Logf("switch stderr:\n%s", stderr.String())
+					t.Logf("switch output:\n%s", d.Output())
 				}
 			}()
-			metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
-			conn := dialSwitch(t, ctx, fmt.Sprintf("127.0.0.1:%d", ofPort))
+			// Generous: a busy machine may take seconds to start a process.
+			rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+			rep, err := d.WaitReady(rctx)
+			rcancel()
+			if err != nil {
+				t.Fatalf("switch did not come up: %v", err)
+			}
+			metricsURL := "http://" + rep.Metrics + "/metrics"
+			conn := dialSwitch(t, ctx, rep.Listen[0])
 			defer conn.Close()
 
 			send := func(from, to int) {

@@ -34,7 +34,9 @@ func measureForwarding(tb testing.TB, topo *testbed.Topology, d time.Duration) f
 	tb.Helper()
 	h1, h2 := topo.Hosts[0], topo.Hosts[1]
 	dst := h2.Addr.Addr().String()
-	port := fmt.Sprint(testenv.FreePort(tb))
+	// iperf3's own port: the server listens inside h2's namespace, which
+	// this test created, so nothing else can hold it.
+	const port = "5201"
 	server := exec.Command("ip", "netns", "exec", h2.Netns, "iperf3", "-s", "-B", dst, "-p", port)
 	if err := server.Start(); err != nil {
 		tb.Fatalf("iperf3 server: %v", err)
@@ -137,12 +139,11 @@ func installForwarding(tb testing.TB, mgmt string) {
 // veths) with the given profile argument.
 func ourSwitchRates(tb testing.TB, bin string, topo *testbed.Topology, profileArg string, d time.Duration) forwardingRates {
 	tb.Helper()
-	mgmt := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(tb))
-	args := []string{"switch", "--profile", profileArg, "--listen", "ptcp:" + strings.Split(mgmt, ":")[1] + ":127.0.0.1"}
+	args := []string{"switch", "--profile", profileArg, "--listen", "ptcp:0:127.0.0.1"}
 	for _, p := range topo.SwitchPorts() {
 		args = append(args, "--port", p)
 	}
-	sw, err := testbed.StartDaemon(testbed.DaemonConfig{Binary: bin, Args: args})
+	sw, err := testbed.StartDaemon(testbed.DaemonConfig{Binary: bin, Args: args, Ready: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -151,7 +152,13 @@ func ourSwitchRates(tb testing.TB, bin string, topo *testbed.Topology, profileAr
 			tb.Errorf("stop switch: %v\n%s", err, sw.Output())
 		}
 	}()
-	installForwarding(tb, mgmt)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // seconds: a busy machine starts processes slowly
+	rep, err := sw.WaitReady(ctx)
+	cancel()
+	if err != nil {
+		tb.Fatalf("switch did not come up: %v\n%s", err, sw.Output())
+	}
+	installForwarding(tb, rep.Listen[0])
 	return measureForwarding(tb, topo, d)
 }
 

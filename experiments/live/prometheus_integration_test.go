@@ -60,7 +60,7 @@ func TestPrometheusScrapesLiveBackend(t *testing.T) {
 		if !strings.Contains(config, `"`+target+`"`) {
 			t.Fatalf("prometheus.yml has no target %s for the %s", target, role)
 		}
-		addrs[role] = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+		addrs[role] = testenv.ReserveAddr(t) // the scrape config names it before anything starts
 		config = strings.ReplaceAll(config, `"`+target+`"`, `"`+addrs[role]+`"`)
 	}
 	prom := testenv.StartPrometheus(t, config)

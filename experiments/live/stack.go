@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strconv"
 	"time"
 
+	"github.com/pseudocong/pseudocong/internal/ready"
 	"github.com/pseudocong/pseudocong/testbed"
 )
 
@@ -21,7 +21,7 @@ type stackConfig struct {
 	profileArg string
 	priority   string
 	ports      []string
-	// ctrlMetrics / swMetrics: /metrics addresses ("" = a free port).
+	// ctrlMetrics / swMetrics: /metrics addresses ("" = any port, as reported).
 	ctrlMetrics, swMetrics string
 	output                 func(who string) io.Writer
 }
@@ -35,28 +35,38 @@ type stack struct {
 	ctrlMetrics, swMetrics string
 }
 
-// freeAddr returns a loopback address with a port that was free a moment
-// ago.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("free port: %w", err)
+// orAny is addr, or a loopback address with port 0: the child binds a
+// port of its own choosing and reports it (--ready-fd). Handing a child a
+// port that "was free a moment ago" races every other process on the
+// machine for it.
+func orAny(addr string) string {
+	if addr != "" {
+		return addr
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return "127.0.0.1:0"
 }
 
-func orFree(addr string) (string, error) {
-	if addr != "" {
-		return addr, nil
+// readyWait bounds a child's start-up: seconds, because a busy 2-core
+// machine may take that long to exec and initialise a Go binary.
+const readyWait = 30 * time.Second
+
+// waitReady waits for d's address report.
+func waitReady(ctx context.Context, d *testbed.Daemon, who string) (ready.Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, readyWait)
+	defer cancel()
+	rep, err := d.WaitReady(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("%s did not come up: %w%s", who, err, exitNote(d))
 	}
-	return freeAddr()
+	return rep, nil
 }
 
 // startStack starts the controller (reactive app, permanent rules, the
 // cell's priority pattern: the sim's controller) and the switch (the
 // profile's data plane on the testbed's veths), and waits until the
-// switch is connected. On error everything started is stopped.
+// switch is connected. Both bind port 0 unless the config fixes a
+// metrics address, and report what they bound. On error everything
+// started is stopped.
 func startStack(ctx context.Context, cfg stackConfig) (_ *stack, err error) {
 	s := &stack{}
 	defer func() {
@@ -64,43 +74,43 @@ func startStack(ctx context.Context, cfg stackConfig) (_ *stack, err error) {
 			err = errors.Join(err, s.stop())
 		}
 	}()
-	addrs := make([]string, 4)
-	for i, want := range []string{"", "", cfg.ctrlMetrics, cfg.swMetrics} {
-		if addrs[i], err = orFree(want); err != nil {
-			return s, err
-		}
-	}
-	s.ofAddr, s.mgmtAddr, s.ctrlMetrics, s.swMetrics = addrs[0], addrs[1], addrs[2], addrs[3]
-	_, mgmtPort, _ := net.SplitHostPort(s.mgmtAddr)
-
 	ctrlArgs := []string{"controller",
-		"--listen", "tcp:" + s.ofAddr,
+		"--listen", "ptcp:0:127.0.0.1",
 		"--app", "reactive",
 		"--priority", cfg.priority,
 		// Permanent rules, as the sim's controller: the paper's tables
 		// keep growing during a run.
 		"--idle-timeout", "0",
-		"--metrics-addr", s.ctrlMetrics,
+		"--metrics-addr", orAny(cfg.ctrlMetrics),
 	}
-	if s.ctrl, err = testbed.StartDaemon(testbed.DaemonConfig{Binary: cfg.binary, Args: ctrlArgs, Output: cfg.output("controller")}); err != nil {
+	if s.ctrl, err = testbed.StartDaemon(testbed.DaemonConfig{Binary: cfg.binary, Args: ctrlArgs, Output: cfg.output("controller"), Ready: true}); err != nil {
 		return s, err
 	}
-	if err := waitMetrics(ctx, s.ctrl, s.ctrlMetrics, "pseudocong_controller_connected_switches", func(float64) bool { return true }); err != nil {
-		return s, fmt.Errorf("controller did not come up: %w", err)
+	rep, err := waitReady(ctx, s.ctrl, "controller")
+	if err != nil {
+		return s, err
 	}
+	s.ofAddr, s.ctrlMetrics = rep.OpenFlow, rep.Metrics
 	swArgs := []string{"switch",
 		"--controller", "tcp:" + s.ofAddr,
-		"--listen", "ptcp:" + mgmtPort + ":127.0.0.1",
+		"--listen", "ptcp:0:127.0.0.1",
 		"--profile", cfg.profileArg,
 		"--fail-mode", "secure",
-		"--metrics-addr", s.swMetrics,
+		"--metrics-addr", orAny(cfg.swMetrics),
 	}
 	for _, p := range cfg.ports {
 		swArgs = append(swArgs, "--port", p)
 	}
-	if s.sw, err = testbed.StartDaemon(testbed.DaemonConfig{Binary: cfg.binary, Args: swArgs, Output: cfg.output("switch")}); err != nil {
+	if s.sw, err = testbed.StartDaemon(testbed.DaemonConfig{Binary: cfg.binary, Args: swArgs, Output: cfg.output("switch"), Ready: true}); err != nil {
 		return s, err
 	}
+	if rep, err = waitReady(ctx, s.sw, "switch"); err != nil {
+		return s, err
+	}
+	if len(rep.Listen) != 1 {
+		return s, fmt.Errorf("switch reported %d management listeners, want 1", len(rep.Listen))
+	}
+	s.mgmtAddr, s.swMetrics = rep.Listen[0], rep.Metrics
 	if err := waitMetrics(ctx, s.ctrl, s.ctrlMetrics, "pseudocong_controller_connected_switches", func(v float64) bool { return v >= 1 }); err != nil {
 		return s, fmt.Errorf("switch did not connect to the controller: %w%s", err, exitNote(s.sw))
 	}

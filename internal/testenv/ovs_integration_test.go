@@ -226,7 +226,7 @@ func TestPrometheusScrapesLoopbackEndpoint(t *testing.T) {
 	gauge.Set(42)
 	live := ServeMetrics(t, reg)
 	// A port nobody listens on: its up must be 0, proving up=1 is earned.
-	dead := net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
+	dead := net.JoinHostPort("127.0.0.1", strconv.Itoa(ReservePort(t)))
 
 	start := time.Now()
 	p := StartPrometheus(t, ScrapeConfig("testenv", time.Second, live, dead))
@@ -276,7 +276,7 @@ func TestOfctlQueriesSwitchOverTCP(t *testing.T) {
 	t.Parallel()
 	ovs := StartOVS(t, OVSOptions{VerboseLog: true})
 	br := ovs.AddBridge("sw", 0x2a)
-	port := FreePort(t)
+	port := ReservePort(t)
 	if _, err := ovs.Vsctl("set-controller", br, "ptcp:"+strconv.Itoa(port)+":127.0.0.1"); err != nil {
 		t.Fatal(err)
 	}

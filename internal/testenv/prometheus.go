@@ -53,56 +53,46 @@ func StartPrometheus(t testing.TB, configYAML string) *Prometheus {
 	}
 	logPath := filepath.Join(dir, "prometheus.log")
 
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ { // FreePort may race
-		port := FreePort(t)
-		p := &Prometheus{
-			URL:    fmt.Sprintf("http://127.0.0.1:%d", port),
-			Dir:    dir,
-			client: &http.Client{Timeout: 5 * time.Second},
-		}
-		logFile, err := os.Create(logPath)
-		if err != nil {
-			t.Fatalf("prometheus log: %v", err)
-		}
-		cmd := exec.Command(path,
-			"--config.file="+config,
-			"--storage.tsdb.path="+filepath.Join(dir, "data"),
-			fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			logFile.Close()
-			t.Fatalf("start prometheus: %v", err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait(); logFile.Close() }()
-
-		lastErr = p.waitReady(done, 30*time.Second)
-		if lastErr == nil {
-			t.Cleanup(func() {
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-				select {
-				case <-done:
-				case <-time.After(10 * time.Second):
-					_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-					<-done
-				}
-				if t.Failed() {
-					t.Logf("--- last lines of %s ---\n%s", logPath, tailFile(logPath, 40))
-				}
-			})
-			return p
-		}
+	port := ReservePort(t) // no retry needed: nothing else may bind it
+	p := &Prometheus{
+		URL:    fmt.Sprintf("http://127.0.0.1:%d", port),
+		Dir:    dir,
+		client: &http.Client{Timeout: 5 * time.Second},
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatalf("prometheus log: %v", err)
+	}
+	cmd := exec.Command(path,
+		"--config.file="+config,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		t.Fatalf("start prometheus: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); logFile.Close() }()
+	if err := p.waitReady(done, 30*time.Second); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		lastErr = fmt.Errorf("%w\n%s", lastErr, tailFile(logPath, 20))
-		if !strings.Contains(lastErr.Error(), "address already in use") {
-			break
-		}
+		t.Fatalf("start prometheus: %v\n%s", err, tailFile(logPath, 20))
 	}
-	t.Fatalf("start prometheus: %v", lastErr)
-	return nil
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("--- last lines of %s ---\n%s", logPath, tailFile(logPath, 40))
+		}
+	})
+	return p
 }
 
 // waitReady polls /-/ready until it answers 200 or the process exits.

@@ -10,7 +10,7 @@ import (
 )
 
 // StartOVSTestController starts Debian's ovs-testcontroller (a MAC-learning
-// OpenFlow 1.0 controller) listening on a free loopback port and returns
+// OpenFlow 1.0 controller) listening on a reserved loopback port and returns
 // its address as "127.0.0.1:PORT"; give OVS "tcp:" + addr. Cleanup stops it
 // by pidfile and logs its log tail if the test failed.
 func StartOVSTestController(t testing.TB) (addr string) {
@@ -28,22 +28,16 @@ func StartOVSTestController(t testing.TB) (addr string) {
 			t.Logf("--- last lines of %s ---\n%s", logfile, tailFile(logfile, 40))
 		}
 	})
-	// FreePort races with other processes; a bind failure makes the
-	// daemon exit non-zero before detaching, so try a few ports.
-	var lastErr error
-	for attempt := 0; attempt < 5; attempt++ {
-		port := FreePort(t)
-		_, err := run(nil, "ovs-testcontroller", "-O", "OpenFlow10", "--no-chdir",
-			"--pidfile="+pidfile, "--unixctl="+filepath.Join(dir, "tc.ctl"),
-			"--log-file="+logfile, "--detach",
-			fmt.Sprintf("ptcp:%d:127.0.0.1", port))
-		if err == nil {
-			// --detach returns once the listener is open; no dial probe,
-			// which the controller would take for a switch.
-			return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		}
-		lastErr = err
+	// ovs-testcontroller cannot report a port 0, so it gets a reserved
+	// one (no retry needed: nothing else may bind it).
+	port := ReservePort(t)
+	if _, err := run(nil, "ovs-testcontroller", "-O", "OpenFlow10", "--no-chdir",
+		"--pidfile="+pidfile, "--unixctl="+filepath.Join(dir, "tc.ctl"),
+		"--log-file="+logfile, "--detach",
+		fmt.Sprintf("ptcp:%d:127.0.0.1", port)); err != nil {
+		t.Fatalf("start ovs-testcontroller: %v", err)
 	}
-	t.Fatalf("start ovs-testcontroller: %v", lastErr)
-	return ""
+	// --detach returns once the listener is open; no dial probe, which
+	// the controller would take for a switch.
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }

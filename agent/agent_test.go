@@ -91,7 +91,11 @@ func TestPeriodicFlushAtLowRate(t *testing.T) {
 // queued entry.
 func TestFlushTimerIsPeriodicNotOneShot(t *testing.T) {
 	sim := clock.NewSim(t0)
-	a, rec := newTestAgent(t, sim, pica8(), nil)
+	cfg := pica8()
+	// A round period of our own (not the calibrated one) for readable
+	// times below.
+	cfg.FlushPeriod = 200 * time.Millisecond
+	a, rec := newTestAgent(t, sim, cfg, nil)
 	sim.At(t0.Add(150*time.Millisecond), func() { a.Miss(PacketIn{Cookie: 0}) })
 	sim.At(t0.Add(390*time.Millisecond), func() { a.Miss(PacketIn{Cookie: 1}) })
 	sim.Run()

@@ -69,15 +69,21 @@ func sendMisses(sim *clock.Sim, a *Agent, n int, interval time.Duration) {
 	}
 }
 
-// pica8 is the calibrated agent of CALIBRATION-NOTES.md with a flush period
-// above the 105 ms bound.
+// pica8 is the agent section of the calibrated profile,
+// profile/builtin/pica8-p3297.yaml (docs/calibration.md). A copy: these
+// tests are in package agent, which package profile imports, so they
+// cannot load it; TestPica8CopyMatchesProfile (profile_test.go, package
+// agent_test) fails when the two differ.
 func pica8() Config {
 	return Config{
 		PacketInCost:   ms(4.2),
 		BatchSize:      25,
-		FlushPeriod:    200 * time.Millisecond,
+		FlushPeriod:    120 * time.Millisecond,
 		MissQueueLimit: 1024,
 		JobQueueLimit:  4096,
+		RateLimit:      0,
+		BurstLimit:     0,
+		Scheduling:     InstallFirst,
 	}
 }
 

@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/pseudocong
 RESULTS ?= results
 
-.PHONY: run test unit deps build bench fuzz vet clean
+.PHONY: run test unit deps build bench fuzz vet clean lint race integration serial soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/pseudocong
@@ -13,11 +13,16 @@ build:
 run: build
 	./$(BIN) experiment run paper --backend sim --out $(RESULTS)
 
-# Integration tests (Open vSwitch, namespaces, tshark, Prometheus) need root
-# and the Debian packages that scripts/install-deps.sh installs.
+# Everything: lint (gofmt, go mod tidy, go vet, staticcheck), the unit
+# tests under -race, every test with real peers (Open vSwitch, namespaces,
+# tshark, Prometheus: root and the Debian packages of
+# scripts/install-deps.sh), then the live-vs-sim timing tests alone.
+# Phases one by one: make lint, make race, make integration, make serial.
 test: deps
-	$(GO) vet ./...
-	$(GO) test -tags integration -count=1 -timeout 40m ./...
+	bash scripts/test.sh all
+
+lint race integration serial:
+	bash scripts/test.sh $@
 
 # Unit tests only: no root, no packages, a couple of minutes.
 unit:
@@ -34,6 +39,11 @@ bench: build
 FUZZTIME ?= 30s
 fuzz:
 	bash scripts/fuzz.sh $(FUZZTIME)
+
+# N fresh clones of main, .ci/run in each (SOAK=10 SOAK_ARGS=--busy make soak).
+SOAK ?= 2
+soak:
+	bash scripts/ci-soak.sh $(SOAK) $(SOAK_ARGS)
 
 clean:
 	rm -rf bin $(RESULTS)

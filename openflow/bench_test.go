@@ -42,7 +42,7 @@ func TestHotPathAllocations(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() {
 		b, err := fm.AppendBinary(buf[:0])
 		if err == nil {
-			b, err = po.AppendBinary(b)
+			_, err = po.AppendBinary(b)
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -13,9 +13,7 @@ import (
 // client) against our Conn: `probe` does HELLO negotiation and an ECHO
 // round trip. Skipped where Open vSwitch is not installed.
 func TestInteropOvsOfctl(t *testing.T) {
-	if _, err := exec.LookPath("ovs-ofctl"); err != nil {
-		t.Skip("ovs-ofctl not installed")
-	}
+	requireCommand(t, "ovs-ofctl")
 	pki := newTestPKI(t, "interop CA")
 	srvCert, srvKey := pki.issue(t, "controller")
 	cliCert, cliKey := pki.issue(t, "ofctl")
@@ -87,9 +85,7 @@ func TestInteropOvsOfctl(t *testing.T) {
 // request (FEATURES_REQUEST) arrives decoded. Skipped where Open vSwitch is
 // not installed.
 func TestInteropOvsTestcontroller(t *testing.T) {
-	if _, err := exec.LookPath("ovs-testcontroller"); err != nil {
-		t.Skip("ovs-testcontroller not installed")
-	}
+	requireCommand(t, "ovs-testcontroller")
 	// Find a free port (a small race with other processes is acceptable
 	// for a test).
 	l, err := Listen("ptcp:0:127.0.0.1", nil)

@@ -67,10 +67,10 @@ var tsharkKnownMalformed = map[string]bool{"flow_mod_delete": true}
 // that it names the right message type and reports no malformed packet or
 // expert error. Skipped without tshark.
 func TestTsharkDissectsOurEncodings(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil || testing.Short() {
-		t.Skip("tshark not available (or -short)")
+	if testing.Short() {
+		t.Skip("-short: runs tshark")
 	}
+	tshark := requireCommand(t, "tshark")
 	cases := goldenMessages()
 	sort.Slice(cases, func(i, j int) bool { return cases[i].name < cases[j].name })
 	var msgs [][]byte

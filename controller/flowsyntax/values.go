@@ -56,7 +56,7 @@ func parsePort(s string) (uint16, error) {
 func parseMAC(s string) ([6]byte, error) {
 	var mac [6]byte
 	if strings.Contains(s, "/") {
-		return mac, fmt.Errorf("Ethernet address masks are not supported by OpenFlow 1.0")
+		return mac, errors.New("masks on Ethernet addresses are not supported by OpenFlow 1.0")
 	}
 	parts := strings.Split(s, ":")
 	if len(parts) != 6 {

@@ -252,10 +252,10 @@ func measureAllForwarding(tb testing.TB) map[string]forwardingRates {
 	return out
 }
 
-// TestForwardingVsOVS runs the same comparison as a test (so `go test
+// TestSerialForwardingVsOVS runs the same comparison as a test (so `go test
 // -tags integration` checks it, not only make bench): both switches must
 // forward TCP and small packets at a real rate, and the table is logged.
-func TestForwardingVsOVS(t *testing.T) {
+func TestSerialForwardingVsOVS(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "iperf3", "ip")
 	forwardingOnce.Do(func() { forwardingResult = measureAllForwarding(t) })

@@ -22,7 +22,7 @@ import (
 //   - SYN retransmissions > 0 with pica8-p3297 and = 0 with ideal
 //   - live median RTT / sim median RTT within 0.8 … 1.25
 //   - no namespace, interface or process left afterwards
-func TestLiveCheckMustShow(t *testing.T) {
+func TestSerialLiveCheckMustShow(t *testing.T) {
 	testenv.RequireRoot(t)
 	bin := buildBinary(t)
 	before := snapshot(t, bin)

@@ -18,7 +18,7 @@ import (
 // to the sim of the same cell. At 100 pps (Packet-In builds keep up) the
 // medians must agree within 0.8–1.25; the 1 000 pps row (the local CPU
 // saturated, Table 1's staircase) is measured and logged.
-func TestLivePacketInAgreesWithSim(t *testing.T) {
+func TestSerialLivePacketInAgreesWithSim(t *testing.T) {
 	testenv.RequireRoot(t)
 	bin := buildBinary(t)
 	prof, err := profile.Load("pica8-p3297")

@@ -28,12 +28,6 @@ func newTable(t *testing.T, slots, backing int, timing tcam.Timing, ev Eviction)
 	return d
 }
 
-func freeTiming() tcam.Timing {
-	tm := tcam.Pica8Timing()
-	tm.DriverPerWrite, tm.DriverPerMove, tm.DriverPerRead, tm.DriverPerInvalidate = 0, 0, 0, 0
-	return tm
-}
-
 // cpu prices a change by hand with the Pica8 driver numbers.
 func cpu(writes, moves, invalidates int64) time.Duration {
 	tm := tcam.Pica8Timing()

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# make test / .ci/run: every check and every test, in phases.
+#
+#   bash scripts/test.sh [lint|race|integration|serial|all]   (default all)
+#
+# lint         gofmt -l is empty, go mod tidy changes nothing, go vet with
+#              and without the integration tag, staticcheck (when the Go
+#              module proxy serves it)
+# race         the unit tests under the race detector
+# integration  every test, real peers included (root; scripts/install-deps.sh),
+#              packages in parallel; tests named TestSerial* are left out
+# serial       the TestSerial* tests, one package at a time, nothing else
+#              running: they compare live timing with the simulator, which
+#              a loaded machine would skew
+#
+# Test output is go test -json summarised by tools/testsummary: package
+# lines, the whole output of failed tests, one "N passed, N failed, N
+# skipped" line per phase. Under CI=true a skipped test fails the phase.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin:/usr/local/sbin:/usr/sbin:/sbin"
+GO=${GO:-go}
+STATICCHECK_VERSION=${STATICCHECK_VERSION:-v0.8.2}
+TOOLS=$PWD/bin/tools
+mkdir -p "$TOOLS"
+
+phase() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+
+summary() {
+	"$GO" build -o "$TOOLS/testsummary" ./tools/testsummary
+	local flags=()
+	[ "${CI:-}" = true ] && flags+=(-no-skip)
+	"$TOOLS/testsummary" "${flags[@]}"
+}
+
+lint() {
+	phase "lint: gofmt"
+	local unformatted
+	unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*'))
+	if [ -n "$unformatted" ]; then
+		echo "gofmt -l lists files to format (run gofmt -w):"
+		echo "$unformatted"
+		return 1
+	fi
+	phase "lint: go mod tidy"
+	"$GO" mod tidy -diff
+	phase "lint: go vet"
+	"$GO" vet ./...
+	"$GO" vet -tags integration ./...
+	phase "lint: staticcheck $STATICCHECK_VERSION"
+	if [ ! -x "$TOOLS/staticcheck-$STATICCHECK_VERSION" ]; then
+		if GOBIN="$TOOLS/sc" "$GO" install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"; then
+			mv "$TOOLS/sc/staticcheck" "$TOOLS/staticcheck-$STATICCHECK_VERSION"
+		else
+			echo "WARNING: the Go module proxy did not serve staticcheck $STATICCHECK_VERSION; staticcheck NOT run"
+			return 0
+		fi
+	fi
+	"$TOOLS/staticcheck-$STATICCHECK_VERSION" ./...
+	"$TOOLS/staticcheck-$STATICCHECK_VERSION" -tags integration ./...
+}
+
+race() {
+	phase "race: unit tests under the race detector"
+	"$GO" test -race -count=1 -timeout 15m -skip '^TestSerial' -json ./... | summary
+}
+
+integration() {
+	phase "integration: every test, packages in parallel (TestSerial* left for the serial phase)"
+	"$GO" test -tags integration -count=1 -timeout 15m -skip '^TestSerial' -json ./... | summary
+}
+
+serial() {
+	phase "serial: TestSerial*, one package at a time"
+	local pkgs
+	pkgs=$(grep -rl --include='*_test.go' -E '^func TestSerial' . | xargs -r -n1 dirname | sort -u)
+	if [ -z "$pkgs" ]; then
+		echo "no TestSerial tests"
+		return 0
+	fi
+	# shellcheck disable=SC2086
+	"$GO" test -tags integration -count=1 -timeout 15m -p 1 -run '^TestSerial' -json $pkgs | summary
+}
+
+case "${1:-all}" in
+lint) lint ;;
+race) race ;;
+integration) integration ;;
+serial) serial ;;
+all) lint && race && integration && serial ;;
+*)
+	echo "usage: $0 [lint|race|integration|serial|all]" >&2
+	exit 2
+	;;
+esac

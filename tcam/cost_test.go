@@ -15,11 +15,11 @@ func TestTimingTime(t *testing.T) {
 		wantCPU  time.Duration
 	}{
 		{
-			// CALIBRATION-NOTES: install = c_write + s·c_move.
+			// docs/calibration.md: install = c_write + s·c_move.
 			name: "pica8 insert shifting 100", timing: pica,
 			cost:     Cost{Writes: 101, Reads: 100, Moves: 100, Cycles: 201},
 			wantChip: 503 * time.Nanosecond, // 201 cycles at 400 MHz = 502.5 ns
-			wantCPU:  300*time.Microsecond + 100*16*time.Microsecond,
+			wantCPU:  pica.DriverPerWrite + 100*pica.DriverPerMove,
 		},
 		{
 			name: "pica8 lookup costs the CPU nothing", timing: pica,

@@ -263,6 +263,15 @@ func TestTimeouts(t *testing.T) {
 		{"hard despite hits", 0, 15, []time.Duration{5 * time.Second, 12 * time.Second}, 15 * time.Second, openflow.FlowRemovedHardTimeout},
 		{"hard before idle", 10, 8, nil, 8 * time.Second, openflow.FlowRemovedHardTimeout},
 		{"idle before hard", 3, 8, nil, 3 * time.Second, openflow.FlowRemovedIdleTimeout},
+		// Both timeouts due at the same instant: FLOW_REMOVED says HARD.
+		// OpenFlow 1.0 does not say; Open vSwitch (the switch this one is
+		// compared with) checks the hard timeout first and the idle one
+		// only if the rule is not yet hard-expired (ofproto-dpif.c,
+		// rule_expire), so a tie reports OFPRR_HARD_TIMEOUT. Equal
+		// timeouts and no hits tie; so does an idle deadline that hits
+		// push onto the hard one (hit at 5 s + idle 10 s = hard 15 s).
+		{"idle == hard: hard wins", 10, 10, nil, 10 * time.Second, openflow.FlowRemovedHardTimeout},
+		{"idle refreshed onto hard: hard wins", 10, 15, []time.Duration{5 * time.Second}, 15 * time.Second, openflow.FlowRemovedHardTimeout},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

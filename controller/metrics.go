@@ -19,6 +19,25 @@ type Metrics struct {
 	errorsReceived *prometheus.CounterVec
 	protocolErrors prometheus.Counter
 	macsDropped    prometheus.Counter
+
+	// The TCP shell's admission control (see ServerConfig.MaxConns).
+	openConns         prometheus.Gauge
+	handshakingConns  prometheus.Gauge
+	handshakeTimeouts prometheus.Counter
+	refused           [numRefuseReasons]prometheus.Counter
+}
+
+// Reasons a new connection is refused (label reason of
+// connections_refused_total), resolved once like the message types.
+const (
+	refuseMaxConns = iota
+	refusePeerHandshakes
+	numRefuseReasons
+)
+
+var refuseReasonLabels = [numRefuseReasons]string{
+	refuseMaxConns:       "max_conns",
+	refusePeerHandshakes: "peer_handshakes",
 }
 
 const (
@@ -79,6 +98,32 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 				name = openflow.Type(t).String()
 			}
 			m.messages[d][t] = messages.WithLabelValues(dir, name)
+		}
+	}
+	m.openConns = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: ns, Subsystem: sub, Name: "open_connections",
+		Help: "Switch connections open, handshaking or connected (bounded by --max-conns).",
+	})
+	m.handshakingConns = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: ns, Subsystem: sub, Name: "handshaking_connections",
+		Help: "Switch connections that have not completed HELLO and FEATURES yet.",
+	})
+	m.handshakeTimeouts = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "handshake_timeouts_total",
+		Help: "Connections closed because HELLO and FEATURES did not complete within the handshake timeout.",
+	})
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "connections_refused_total",
+		Help: "Connections closed on accept, by reason: max_conns (too many open), peer_handshakes (too many handshaking from that source IP).",
+	}, []string{"reason"})
+	for r, label := range refuseReasonLabels {
+		m.refused[r] = refused.WithLabelValues(label)
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.openConns, m.handshakingConns, m.handshakeTimeouts, refused} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("controller metrics: %w", err)
+			}
 		}
 	}
 	if reg != nil {
@@ -148,5 +193,29 @@ func (m *Metrics) errorReceived(t openflow.ErrorType) {
 func (m *Metrics) macDropped() {
 	if m != nil {
 		m.macsDropped.Inc()
+	}
+}
+
+func (m *Metrics) connRefused(reason int) {
+	if m != nil {
+		m.refused[reason].Inc()
+	}
+}
+
+func (m *Metrics) connOpen(delta float64) {
+	if m != nil {
+		m.openConns.Add(delta)
+	}
+}
+
+func (m *Metrics) connHandshaking(delta float64) {
+	if m != nil {
+		m.handshakingConns.Add(delta)
+	}
+}
+
+func (m *Metrics) handshakeTimedOut() {
+	if m != nil {
+		m.handshakeTimeouts.Inc()
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
+	"os"
 	"sync"
 	"time"
 
@@ -16,6 +18,23 @@ import (
 // DefaultEchoInterval is the keepalive interval, Open vSwitch's inactivity
 // probe.
 const DefaultEchoInterval = 5 * time.Second
+
+// Admission defaults, sized for a controller driving hundreds of switches:
+// a connection that has not completed the handshake costs a goroutine and a
+// few kilobytes, a connected one adds its read and write buffers (80 KB,
+// most of it untouched).
+const (
+	// DefaultMaxConns leaves room for several hundred switches and a
+	// reconnect storm on top.
+	DefaultMaxConns = 1024
+	// DefaultMaxHandshakesPerPeer is larger than the switches one host
+	// (Open vSwitch with many bridges, the load generator) starts at once,
+	// and bounds what one source address can hold half-open.
+	DefaultMaxHandshakesPerPeer = 128
+	// DefaultHandshakeTimeout bounds HELLO + FEATURES: milliseconds on a
+	// LAN, a TLS handshake included.
+	DefaultHandshakeTimeout = 10 * time.Second
+)
 
 // ServerConfig configures the TCP shell.
 type ServerConfig struct {
@@ -30,8 +49,23 @@ type ServerConfig struct {
 	// ECHO_REQUEST, and after as much again without any message it is
 	// disconnected (default 5 s; negative disables).
 	EchoInterval time.Duration
-	// HandshakeTimeout bounds HELLO + FEATURES (default 10 s).
+	// HandshakeTimeout bounds HELLO + FEATURES, the TLS handshake included
+	// (default 10 s). A connection that has not completed them in time is
+	// closed and counted in handshake_timeouts_total.
 	HandshakeTimeout time.Duration
+	// MaxConns caps the connections open at once, handshaking or connected
+	// (default DefaultMaxConns; negative: no cap). A connection beyond it is
+	// closed on accept and counted in connections_refused_total{reason=
+	// "max_conns"}: the memory a flood of connections can take is bounded.
+	MaxConns int
+	// MaxHandshakesPerPeer caps the connections from one source IP that
+	// have not completed the handshake (default DefaultMaxHandshakesPerPeer;
+	// negative: no cap); beyond it, connections_refused_total{reason=
+	// "peer_handshakes"}. Only handshaking connections count: one host may
+	// run hundreds of bridges, but one peer holding many half-open
+	// connections must not fill MaxConns and lock every other switch out.
+	// Unix-socket peers have no address and are not capped per peer.
+	MaxHandshakesPerPeer int
 	// WriteTimeout drops a switch that does not read what we send for this
 	// long (default 10 s).
 	WriteTimeout time.Duration
@@ -50,7 +84,13 @@ func (cfg ServerConfig) withDefaults() ServerConfig {
 		cfg.EchoInterval = DefaultEchoInterval
 	}
 	if cfg.HandshakeTimeout <= 0 {
-		cfg.HandshakeTimeout = 10 * time.Second
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxHandshakesPerPeer == 0 {
+		cfg.MaxHandshakesPerPeer = DefaultMaxHandshakesPerPeer
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 10 * time.Second
@@ -73,13 +113,25 @@ func (cfg ServerConfig) withDefaults() ServerConfig {
 // under load, one read of many PACKET_INs becomes one write of many
 // FLOW_MODs.
 type Server struct {
-	cfg ServerConfig
-	log *slog.Logger
+	cfg     ServerConfig
+	log     *slog.Logger
+	metrics *Metrics
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	pending map[netip.Addr]int // handshaking connections per source IP
+	refusal refusalLog
+	wg      sync.WaitGroup
 }
+
+// refusalLog rate-limits the warning about refused connections: a flood
+// is counted in the metrics, and logged once per refusalLogEvery.
+type refusalLog struct {
+	last       time.Time
+	suppressed int
+}
+
+const refusalLogEvery = 10 * time.Second
 
 // NewServer returns a server for cfg.Core.
 func NewServer(cfg ServerConfig) *Server {
@@ -87,7 +139,113 @@ func NewServer(cfg ServerConfig) *Server {
 		panic("controller: ServerConfig.Core is nil")
 	}
 	cfg = cfg.withDefaults()
-	return &Server{cfg: cfg, log: cfg.Logger, conns: make(map[net.Conn]struct{})}
+	return &Server{cfg: cfg, log: cfg.Logger, metrics: cfg.Core.Metrics(),
+		conns: make(map[net.Conn]struct{}), pending: make(map[netip.Addr]int)}
+}
+
+// admission is an admitted connection's place in the server's counts.
+type admission struct {
+	nc          net.Conn   // nil once released
+	peer        netip.Addr // invalid for peers without an IP (unix sockets)
+	handshaking bool       // counted as handshaking (and in Server.pending if peer is valid)
+}
+
+// admit counts nc in, or refuses it (reason >= 0) when a cap is reached.
+// Caps are checked and taken under one lock, so concurrent ServeConn
+// calls cannot overshoot them.
+func (s *Server) admit(nc net.Conn) (a admission, reason int) {
+	a = admission{nc: nc, peer: peerIP(nc.RemoteAddr())}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.MaxConns > 0 && len(s.conns) >= s.cfg.MaxConns {
+		return a, refuseMaxConns
+	}
+	if a.peer.IsValid() && s.cfg.MaxHandshakesPerPeer > 0 && s.pending[a.peer] >= s.cfg.MaxHandshakesPerPeer {
+		return a, refusePeerHandshakes
+	}
+	s.conns[nc] = struct{}{}
+	a.handshaking = true
+	if a.peer.IsValid() {
+		s.pending[a.peer]++
+	}
+	s.metrics.connOpen(1)
+	s.metrics.connHandshaking(1)
+	return a, -1
+}
+
+// handshakeEnded takes a out of the handshaking counts (once).
+func (s *Server) handshakeEnded(a *admission) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.endHandshakeLocked(a)
+}
+
+func (s *Server) endHandshakeLocked(a *admission) {
+	if !a.handshaking {
+		return
+	}
+	a.handshaking = false
+	s.metrics.connHandshaking(-1)
+	if a.peer.IsValid() {
+		if s.pending[a.peer]--; s.pending[a.peer] <= 0 {
+			delete(s.pending, a.peer) // the map holds only current peers
+		}
+	}
+}
+
+// release takes a out of every count when its connection ends.
+func (s *Server) release(a *admission) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a.nc == nil {
+		return
+	}
+	s.endHandshakeLocked(a)
+	delete(s.conns, a.nc)
+	s.metrics.connOpen(-1)
+	a.nc = nil
+}
+
+// refuse closes a connection that admit turned down, counts it, and logs
+// now and then.
+func (s *Server) refuse(nc net.Conn, reason int) error {
+	_ = nc.Close()
+	s.metrics.connRefused(reason)
+	err := fmt.Errorf("controller: refused connection from %s: %s", nc.RemoteAddr(), refuseReasonText(reason, s.cfg))
+	s.mu.Lock()
+	now := time.Now()
+	logIt := now.Sub(s.refusal.last) >= refusalLogEvery
+	suppressed := s.refusal.suppressed
+	if logIt {
+		s.refusal.last, s.refusal.suppressed = now, 0
+	} else {
+		s.refusal.suppressed++
+	}
+	s.mu.Unlock()
+	if logIt {
+		s.log.Warn("refusing switch connections", "err", err, "refused_since_last_warning", suppressed,
+			"every", refusalLogEvery)
+	}
+	return err
+}
+
+func refuseReasonText(reason int, cfg ServerConfig) string {
+	switch reason {
+	case refuseMaxConns:
+		return fmt.Sprintf("max_conns: %d connections already open", cfg.MaxConns)
+	case refusePeerHandshakes:
+		return fmt.Sprintf("peer_handshakes: %d connections from that address already in the handshake", cfg.MaxHandshakesPerPeer)
+	}
+	return refuseReasonLabels[reason]
+}
+
+// peerIP is the source IP of a TCP (or TLS over TCP) peer; the zero Addr
+// for others.
+func peerIP(addr net.Addr) netip.Addr {
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		return ta.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
 }
 
 // Serve accepts switches from ln until ctx ends, then closes ln and every
@@ -118,10 +276,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return fmt.Errorf("controller: accept on %s: %w", ln.Addr(), err)
 		}
 		backoff = 5 * time.Millisecond
+		// Refuse in the accept loop, before a goroutine exists: a flood
+		// costs one accept and one close per connection.
+		a, reason := s.admit(nc)
+		if reason >= 0 {
+			_ = s.refuse(nc, reason)
+			continue
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			if err := s.ServeConn(ctx, nc); err != nil {
+			if err := s.serveAdmitted(ctx, &a); err != nil {
 				s.log.Info("switch connection ended", "remote", nc.RemoteAddr().String(), "err", err)
 			}
 		}()
@@ -139,15 +304,20 @@ func (s *Server) closeAll() {
 // ServeConn runs one switch connection to its end: handshake, then
 // messages into the core until the switch disconnects, misbehaves beyond
 // repair, stops answering echoes, or ctx ends. It closes nc. A clean
-// disconnect returns nil.
+// disconnect returns nil. The caps of ServerConfig apply: a connection
+// beyond them is closed at once with an error.
 func (s *Server) ServeConn(ctx context.Context, nc net.Conn) error {
-	s.mu.Lock()
-	s.conns[nc] = struct{}{}
-	s.mu.Unlock()
+	a, reason := s.admit(nc)
+	if reason >= 0 {
+		return s.refuse(nc, reason)
+	}
+	return s.serveAdmitted(ctx, &a)
+}
+
+func (s *Server) serveAdmitted(ctx context.Context, a *admission) error {
+	nc := a.nc
 	defer func() {
-		s.mu.Lock()
-		delete(s.conns, nc)
-		s.mu.Unlock()
+		s.release(a)
 		_ = nc.Close()
 	}()
 	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
@@ -155,7 +325,13 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn) error {
 
 	c := newSwitchConn(s, nc)
 	defer c.ep.Close() // tells the core and the app, if connected
-	if err := c.handshake(); err != nil {
+	err := c.handshake()
+	s.handshakeEnded(a)
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			s.metrics.handshakeTimedOut()
+			return fmt.Errorf("handshake with %s not completed within %v: %w", nc.RemoteAddr(), s.cfg.HandshakeTimeout, err)
+		}
 		return fmt.Errorf("handshake with %s: %w", nc.RemoteAddr(), err)
 	}
 	c.log = c.log.With("dpid", dpidString(c.ep.DPID()))
@@ -165,7 +341,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn) error {
 	if s.cfg.EchoInterval > 0 {
 		go c.keepalive(done)
 	}
-	err := c.serve()
+	err = c.serve()
 	if errors.Is(err, io.EOF) || (ctx.Err() != nil && errors.Is(err, net.ErrClosed)) {
 		return nil
 	}

@@ -25,15 +25,22 @@ const (
 	// maxRetainedOut: a buffer that grew beyond this is dropped after the
 	// flush instead of being kept for the connection's life.
 	maxRetainedOut = 1 << 20
+	// initialOutSize is the output buffer of a connected switch.
+	initialOutSize = 16 << 10
 )
 
 // switchConn is the TCP shell's side of one switch: it frames the byte
 // stream for the Endpoint (which does the protocol) and is its Transport,
 // encoding replies into out and writing them in batches.
+//
+// The read buffer and the full-size output buffer are allocated when the
+// handshake completes: until then a connection costs its goroutine and a
+// few small objects, so that a flood of half-open connections (up to
+// MaxConns) takes little memory.
 type switchConn struct {
 	srv     *Server
 	nc      net.Conn
-	br      *bufio.Reader
+	br      *bufio.Reader // nil until the handshake completes
 	log     *slog.Logger
 	metrics *Metrics
 	ep      *Endpoint
@@ -52,9 +59,7 @@ func newSwitchConn(s *Server, nc net.Conn) *switchConn {
 		nc:      nc,
 		log:     s.log.With("remote", nc.RemoteAddr().String()),
 		metrics: s.cfg.Core.Metrics(),
-		out:     make([]byte, 0, 16<<10),
 	}
-	c.br = bufio.NewReaderSize(activityReader{c}, readBufferSize)
 	c.ep = NewEndpoint(EndpointConfig{Core: s.cfg.Core, Transport: c, MissSendLen: s.cfg.MissSendLen, Logger: c.log})
 	return c
 }
@@ -107,7 +112,7 @@ func (c *switchConn) flushLocked() error {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
 	_, err := c.nc.Write(c.out)
 	if cap(c.out) > maxRetainedOut {
-		c.out = make([]byte, 0, 16<<10)
+		c.out = make([]byte, 0, initialOutSize)
 	} else {
 		c.out = c.out[:0]
 	}
@@ -158,30 +163,52 @@ func (c *switchConn) handshake() error {
 			return err
 		}
 	}
+	c.br = bufio.NewReaderSize(activityReader{c}, readBufferSize)
+	c.wmu.Lock()
+	if cap(c.out) < initialOutSize {
+		c.out = append(make([]byte, 0, initialOutSize), c.out...)
+	}
+	c.wmu.Unlock()
 	return nil
 }
 
-// readFrame reads one whole message into a fresh slice (handshake only).
-// Over-long and under-long frames are errors here: a peer that cannot
-// frame its first messages is not worth resynchronising with.
+// readFrame reads one whole message into a fresh slice (handshake only),
+// straight from the socket: it reads exactly the frame, so whatever the
+// switch sends after the handshake is left for the read buffer that serve
+// uses. Over-long and under-long frames are errors here: a peer that
+// cannot frame its first messages is not worth resynchronising with.
 func (c *switchConn) readFrame() ([]byte, error) {
-	hdr, err := c.br.Peek(openflow.HeaderLen)
-	if err != nil {
-		return nil, readErr(err, len(hdr))
+	var hdr [openflow.HeaderLen]byte
+	if err := readFull(c.nc, hdr[:]); err != nil {
+		return nil, err
 	}
 	n := int(binary.BigEndian.Uint16(hdr[2:4]))
 	if n < openflow.HeaderLen || n > c.srv.cfg.MaxMessageLen {
 		c.metrics.ProtocolError()
-		c.ep.SendError(hdr, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen))
+		c.ep.SendError(hdr[:], openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen))
 		return nil, fmt.Errorf("framing: message length %d", n)
 	}
-	b, err := c.br.Peek(n)
-	if err != nil {
-		return nil, readErr(err, len(b))
+	frame := make([]byte, n)
+	copy(frame, hdr[:])
+	if err := readFull(c.nc, frame[openflow.HeaderLen:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = readErr(err, 1) // the header was read: the message is cut short
+		}
+		return nil, err
 	}
-	frame := append([]byte(nil), b...)
-	_, _ = c.br.Discard(n)
 	return frame, nil
+}
+
+// readFull is io.ReadFull with readErr's errors.
+func readFull(r io.Reader, b []byte) error {
+	n, err := io.ReadFull(r, b)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF
+	}
+	if err != nil {
+		return readErr(err, n)
+	}
+	return nil
 }
 
 // frameBuffered reports whether a whole message is already in the read

@@ -56,6 +56,9 @@ passive forms ptcp:PORT[:HOST], pssl:PORT[:HOST] (needs --private-key,
 	f.Duration("hard-timeout", 0, "hard timeout of reactive flows (whole seconds; 0 = none)")
 	f.Uint16("miss-send-len", openflow.DefaultMissSendLen, "SET_CONFIG miss_send_len: bytes of a buffered missed packet sent in PACKET_IN")
 	f.Duration("echo-interval", controller.DefaultEchoInterval, "send ECHO_REQUEST after this much silence, disconnect after twice it (negative: off)")
+	f.Duration("handshake-timeout", controller.DefaultHandshakeTimeout, "close a connection that has not completed HELLO and FEATURES (TLS included) within this")
+	f.Int("max-conns", controller.DefaultMaxConns, "most switch connections open at once, handshaking or connected; more are refused (0: no cap)")
+	f.Int("max-handshakes-per-peer", controller.DefaultMaxHandshakesPerPeer, "most connections from one source IP still in the handshake; more are refused (0: no cap)")
 	f.String("metrics-addr", "", "serve Prometheus metrics on HOST:PORT (empty: off)")
 	f.String("private-key", "", "PEM private key for pssl targets")
 	f.String("certificate", "", "PEM certificate for pssl targets")
@@ -77,6 +80,10 @@ func runController(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	limits, err := connLimits(v)
+	if err != nil {
+		return err
+	}
 	ln, err := listenSwitches(v)
 	if err != nil {
 		return err
@@ -90,18 +97,40 @@ func runController(cmd *cobra.Command, _ []string) error {
 		}
 	}
 	core := controller.NewCore(controller.Config{App: app, Metrics: metrics, Logger: log})
-	srv := controller.NewServer(controller.ServerConfig{
-		Core:         core,
-		MissSendLen:  uint16(v.GetUint("miss-send-len")),
-		EchoInterval: v.GetDuration("echo-interval"),
-		Logger:       log,
-	})
+	limits.Core = core
+	limits.MissSendLen = uint16(v.GetUint("miss-send-len"))
+	limits.EchoInterval = v.GetDuration("echo-interval")
+	limits.Logger = log
+	srv := controller.NewServer(limits)
 	log.Info("controller starting", "listen", ln.Addr().String(), "app", v.GetString("app"))
 	if err := reportReady(v, ready.Report{OpenFlow: ln.Addr().String(), Metrics: addrString(metricsAddr)}); err != nil {
 		_ = ln.Close()
 		return err
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// connLimits reads the admission flags into a ServerConfig: the flags say
+// 0 for "no cap", ServerConfig says negative (its 0 is "default").
+func connLimits(v *viper.Viper) (controller.ServerConfig, error) {
+	cfg := controller.ServerConfig{HandshakeTimeout: v.GetDuration("handshake-timeout")}
+	if cfg.HandshakeTimeout <= 0 {
+		return cfg, usageErrorf("--handshake-timeout %v: want a positive duration", cfg.HandshakeTimeout)
+	}
+	for _, l := range []struct {
+		flag string
+		dst  *int
+	}{{"max-conns", &cfg.MaxConns}, {"max-handshakes-per-peer", &cfg.MaxHandshakesPerPeer}} {
+		n := v.GetInt(l.flag)
+		if n < 0 {
+			return cfg, usageErrorf("--%s %d: want 0 (no cap) or more", l.flag, n)
+		}
+		if n == 0 {
+			n = -1
+		}
+		*l.dst = n
+	}
+	return cfg, nil
 }
 
 // controllerApp builds the app the flags ask for.

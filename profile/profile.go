@@ -80,29 +80,26 @@ func (p *Profile) Validate() error {
 	if p.Name == "" {
 		errs = append(errs, errors.New("name: must not be empty"))
 	}
-	if err := p.Agent.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if p.TCAM.Capacity < 1 {
-		errs = append(errs, fmt.Errorf("tcam.capacity %d: must be at least 1", p.TCAM.Capacity))
+	// Every numeric value against its documented bound (bounds.go), then
+	// the components' own rules (cross-field, names), skipped for a
+	// component whose values are already out of range.
+	boundErrs, agentBad, timingBad := p.checkBounds()
+	errs = append(errs, boundErrs...)
+	if !agentBad {
+		if err := p.Agent.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if _, err := tcam.LayoutByName(p.TCAM.Layout); err != nil {
 		errs = append(errs, fmt.Errorf("tcam.layout: %w", err))
 	}
-	if err := p.TCAM.Timing.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if p.BackingTable.Capacity < 0 {
-		errs = append(errs, fmt.Errorf("backing_table.capacity %d: must not be negative", p.BackingTable.Capacity))
+	if !timingBad {
+		if err := p.TCAM.Timing.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if _, err := dataplane.EvictionByName(p.BackingTable.Eviction); err != nil {
 		errs = append(errs, fmt.Errorf("backing_table.eviction: %w", err))
-	}
-	if p.Forwarding.HitDelay < 0 {
-		errs = append(errs, fmt.Errorf("forwarding.hit_delay %v: must not be negative", p.Forwarding.HitDelay))
-	}
-	if p.ControllerChannel.Latency < 0 {
-		errs = append(errs, fmt.Errorf("controller_channel.latency %v: must not be negative", p.ControllerChannel.Latency))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("profile %q: %w", p.Name, errors.Join(errs...))

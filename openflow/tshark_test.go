@@ -18,6 +18,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/pseudocong/pseudocong/internal/testenv"
 	of "github.com/pseudocong/pseudocong/openflow"
 )
 
@@ -70,7 +71,7 @@ func TestTsharkDissectsOurEncodings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs tshark")
 	}
-	tshark := requireCommand(t, "tshark")
+	tshark := testenv.RequireCommandPath(t, "tshark")
 	cases := goldenMessages()
 	sort.Slice(cases, func(i, j int) bool { return cases[i].name < cases[j].name })
 	var msgs [][]byte

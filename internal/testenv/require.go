@@ -48,6 +48,14 @@ func RequireCommand(t testing.TB, names ...string) {
 	}
 }
 
+// RequireCommandPath is RequireCommand for one command, returning its path.
+func RequireCommandPath(t testing.TB, name string) string {
+	t.Helper()
+	RequireCommand(t, name)
+	p, _ := lookPath(name)
+	return p
+}
+
 // lookPath finds a command on PATH, falling back to the sbin directories a
 // non-login root shell may not have on PATH.
 func lookPath(name string) (string, error) {

@@ -78,11 +78,42 @@ func rateString(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 // parameters) are *SpecError; the run itself fails only on a model error.
 func Execute(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	began := time.Now()
+	res, profName, err := prepare(spec, &opts)
+	if err != nil {
+		return nil, err
+	}
+	var extra map[string][]float64
+	if opts.Backend == BackendLive {
+		extra, err = runLive(ctx, res, spec, opts, profName)
+	} else {
+		err = runCells(ctx, res, spec, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Values = summarize(res)
+	maps.Copy(res.Values, extra)
+	res.Wall = time.Since(began)
+	return res, nil
+}
+
+// CheckInputs reports the input errors Execute would report (a
+// *SpecError: unknown backend, profile or timers, a grid that does not fit
+// the profile's TCAM) without running anything, so a caller can check
+// everything else it needs (e.g. the output directory) before a long run.
+func CheckInputs(spec *Spec, opts Options) error {
+	_, _, err := prepare(spec, &opts)
+	return err
+}
+
+// prepare checks the run's inputs, fills opts' defaults and returns the
+// result to fill (its grid laid out) and the profile argument.
+func prepare(spec *Spec, opts *Options) (*Result, string, error) {
 	if opts.Backend == "" {
 		opts.Backend = BackendSim
 	}
 	if opts.Backend != BackendSim && opts.Backend != BackendLive {
-		return nil, &SpecError{spec.Source, fmt.Errorf("backend %q: want one of %v", opts.Backend, Backends)}
+		return nil, "", &SpecError{spec.Source, fmt.Errorf("backend %q: want one of %v", opts.Backend, Backends)}
 	}
 	profName := spec.Profile
 	if opts.Profile != "" {
@@ -90,14 +121,14 @@ func Execute(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	}
 	prof, err := profile.Load(profName)
 	if err != nil {
-		return nil, &SpecError{spec.Source, err}
+		return nil, "", &SpecError{spec.Source, err}
 	}
 	timers, err := probes.ProfileByName(spec.Timers)
 	if err != nil {
-		return nil, &SpecError{spec.Source, err}
+		return nil, "", &SpecError{spec.Source, err}
 	}
 	if err := spec.checkCapacity(prof.TCAM.Capacity); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	seed := spec.Seed
 	if opts.Seed != nil {
@@ -113,19 +144,7 @@ func Execute(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			}
 		}
 	}
-	var extra map[string][]float64
-	if opts.Backend == BackendLive {
-		extra, err = runLive(ctx, res, spec, opts, profName)
-	} else {
-		err = runCells(ctx, res, spec, opts)
-	}
-	if err != nil {
-		return nil, err
-	}
-	res.Values = summarize(res)
-	maps.Copy(res.Values, extra)
-	res.Wall = time.Since(began)
-	return res, nil
+	return res, profName, nil
 }
 
 // runCells simulates the cells on a pool of workers. Each cell is a pure

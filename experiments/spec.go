@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/internal/yamldoc"
+	"github.com/pseudocong/pseudocong/profile"
 )
 
 // Built-in specs ship inside the binary; specs/*.yaml are the canonical
@@ -108,10 +109,34 @@ type ExperimentSpec struct {
 	Priorities []string `yaml:"priorities"`
 }
 
-// Limits that make a spec "impossible" rather than merely slow.
+// Bounds on every numeric spec value: beyond them a spec is a typo or a
+// unit slip, not an experiment, and some values would exhaust memory or
+// overflow the virtual clock rather than merely run long. Each bound is
+// far beyond the paper's (docs/experiments.md lists them).
 const (
+	// maxFlows per experiment: the paper's largest run is 4 000 flows
+	// (Fig. 5); every flow keeps its samples in memory.
 	maxFlows = 100_000
-	maxRate  = 1_000_000
+	// minRate and maxRate bound a send rate in packets per second. The
+	// paper sends 10 to 5 000 pps; below 0.1 pps 100 000 flows take
+	// weeks of virtual time, above a million no probe host keeps up.
+	minRate = 0.1
+	maxRate = 1_000_000
+	// maxServiceTime bounds controller.service_time (per Packet-In; paper
+	// §2.2: 1-2 ms).
+	maxServiceTime = time.Second
+	// maxLinkLatency bounds network.link_latency (one way; paper: direct
+	// cables, about 1 us).
+	maxLinkLatency = 10 * time.Second
+	// maxCells bounds the grid of a spec (rates × base loads × priorities
+	// summed over its experiments; the paper spec has 42).
+	maxCells = 10_000
+	// maxSamples bounds the flows summed over every cell: each keeps a
+	// delay and a delivered flag, and the CSVs a row, so 10 M is already
+	// hundreds of MB of output.
+	maxSamples = 10_000_000
+	// maxIDLen bounds an experiment id, which names files.
+	maxIDLen = 64
 )
 
 // BuiltinSpecNames lists the specs shipped in the binary, sorted.
@@ -174,11 +199,11 @@ func (s *Spec) Validate() error {
 	if s.Timers == "" {
 		bad("timers: must name a timer profile (berkeley or linux)")
 	}
-	if s.Controller.ServiceTime < 0 {
-		bad("controller.service_time %v: must not be negative", s.Controller.ServiceTime)
+	if v := s.Controller.ServiceTime; v < 0 || v > maxServiceTime {
+		bad("controller.service_time %v: must be in [0s, %v] (per Packet-In; paper: 1-2ms)", v, maxServiceTime)
 	}
-	if s.Network.LinkLatency < 0 {
-		bad("network.link_latency %v: must not be negative", s.Network.LinkLatency)
+	if v := s.Network.LinkLatency; v < 0 || v > maxLinkLatency {
+		bad("network.link_latency %v: must be in [0s, %v] (one way; paper: ~1us)", v, maxLinkLatency)
 	}
 	if len(s.Runs) == 0 {
 		bad("experiments: at least one experiment is needed")
@@ -194,35 +219,52 @@ func (s *Spec) Validate() error {
 		}
 		seen[e.ID] = true
 	}
+	// The grid as a whole: computed in float64 so that absurd list lengths
+	// cannot overflow the product.
+	var cells, samples float64
+	for _, e := range s.Runs {
+		n := float64(len(e.Rates)) * float64(len(e.BaseLoads)) * float64(len(e.Priorities))
+		cells += n
+		samples += n * float64(max(e.Flows, 0))
+	}
+	if cells > maxCells {
+		bad("experiments: %.0f runs (rates × base_loads × priorities): must be at most %d", cells, maxCells)
+	}
+	if samples > maxSamples {
+		bad("experiments: %.0f flows over all runs: must be at most %d (every sample is kept in memory)", samples, maxSamples)
+	}
 	return errors.Join(errs...)
 }
 
 func (e ExperimentSpec) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if e.ID == "" || strings.ContainsAny(e.ID, ". /\\") {
-		bad("id %q: must be non-empty without dots, spaces or slashes (it prefixes summary keys and file names)", e.ID)
+	if e.ID == "" || len(e.ID) > maxIDLen || strings.ContainsAny(e.ID, ". /\\") {
+		bad("id %q: must be 1 to %d characters without dots, spaces or slashes (it prefixes summary keys and file names)", e.ID, maxIDLen)
 	}
 	if !slices.Contains(Kinds, e.Kind) {
 		bad("kind %q: want one of %v", e.Kind, Kinds)
 	}
 	if e.Flows < 1 || e.Flows > maxFlows {
-		bad("flows %d: must be in [1, %d]", e.Flows, maxFlows)
+		bad("flows %d: must be in [1, %d] (new flows per run; paper: at most 4000)", e.Flows, maxFlows)
 	}
 	if len(e.Rates) == 0 {
 		bad("rates: at least one rate is needed")
 	}
 	for _, r := range e.Rates {
-		if !(r > 0) || r > maxRate {
-			bad("rate %g pps: must be in (0, %d]", r, maxRate)
+		// Written so that NaN fails too.
+		if !(r >= minRate && r <= maxRate) {
+			bad("rates: rate %g pps: must be in [%g, %d] (paper: 10 to 5000)", r, minRate, maxRate)
 		}
 	}
 	if len(e.BaseLoads) == 0 {
 		bad("base_loads: at least one base load is needed (0 = empty table)")
 	}
 	for _, l := range e.BaseLoads {
-		if l < 0 {
-			bad("base load %d: must not be negative", l)
+		// The upper bound also keeps base load + new rules from
+		// overflowing in checkCapacity.
+		if l < 0 || l > profile.MaxTCAMCapacity {
+			bad("base_loads: base load %d: must be in [0, %d] (rules already in the TCAM; at most profile.MaxTCAMCapacity)", l, profile.MaxTCAMCapacity)
 		}
 	}
 	if len(e.Priorities) == 0 {

@@ -3,8 +3,8 @@ package experiments
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,17 +31,11 @@ type series struct {
 	cell  Cell
 }
 
-// WriteFigures draws every figure of the result into dir and returns the
-// file names, in a fixed order.
-func WriteFigures(dir string, r *Result) ([]string, error) {
-	var files []string
-	save := func(p *plot.Plot, name string) error {
-		if err := p.Save(figWidth, figHeight, filepath.Join(dir, name)); err != nil {
-			return fmt.Errorf("figure %s: %w", name, err)
-		}
-		files = append(files, name)
-		return nil
-	}
+// drawFigures draws every figure of the result, in a fixed order, and
+// hands each to save with its file name; it stops at the first error of
+// save. The caller decides where the PNG goes (WriteOutputs: a staging
+// directory, so that a failed write leaves no partial run).
+func drawFigures(r *Result, save func(p *plot.Plot, name string) error) error {
 	for _, e := range r.Spec.Runs {
 		cells := cellsOf(r, e.ID)
 		switch e.Kind {
@@ -61,7 +55,7 @@ func WriteFigures(dir string, r *Result) ([]string, error) {
 				}
 				p := indexPlot(title, "new flow index", "delay (s)", seriesOf(e, g.cells, g.key != ""))
 				if err := save(p, name); err != nil {
-					return files, err
+					return err
 				}
 			}
 		case KindHandshake, KindData:
@@ -74,12 +68,12 @@ func WriteFigures(dir string, r *Result) ([]string, error) {
 				p := indexPlot(fmt.Sprintf("%s: RTT, TCAM load %s", e.Paper, strings.TrimPrefix(g.key, "L")),
 					kindLabel+" index", "RTT (s)", seriesOf(e, g.cells, false))
 				if err := save(p, fmt.Sprintf("%s_%s_rtt.png", e.ID, g.key)); err != nil {
-					return files, err
+					return err
 				}
 				h := histPlot(fmt.Sprintf("%s: RTT distribution, TCAM load %s", e.Paper, strings.TrimPrefix(g.key, "L")),
 					seriesOf(e, g.cells, false), probes.Bins(r.Timers, pk))
 				if err := save(h, fmt.Sprintf("%s_%s_hist.png", e.ID, g.key)); err != nil {
-					return files, err
+					return err
 				}
 			}
 			if len(e.BaseLoads) > 1 {
@@ -87,13 +81,18 @@ func WriteFigures(dir string, r *Result) ([]string, error) {
 					p := indexPlot(fmt.Sprintf("%s: RTT at %s", e.Paper, g.key), kindLabel+" index", "RTT (s)",
 						seriesOf(e, g.cells, false))
 					if err := save(p, fmt.Sprintf("%s_%s_rtt.png", e.ID, g.key)); err != nil {
-						return files, err
+						return err
 					}
 				}
 			}
 		}
 	}
-	return files, nil
+	return nil
+}
+
+// renderPNG renders a figure at the report's size.
+func renderPNG(p *plot.Plot) (io.WriterTo, error) {
+	return p.WriterTo(figWidth, figHeight, "png")
 }
 
 func cellsOf(r *Result, expID string) []Cell {

@@ -63,6 +63,14 @@ func (w *wire) linkEvents(no uint16) []bool {
 
 func upTestbed(t *testing.T) *testbed.Topology {
 	t.Helper()
+	topo, _ := upTestbedConfig(t)
+	return topo
+}
+
+// upTestbedConfig brings up a two-host testbed private to the test and
+// also returns its config, for a test that runs testbed.Up again.
+func upTestbedConfig(t *testing.T) (*testbed.Topology, testbed.Config) {
+	t.Helper()
 	testenv.RequireRoot(t)
 	var b [3]byte
 	_, _ = rand.Read(b[:])
@@ -73,11 +81,12 @@ func upTestbed(t *testing.T) *testbed.Topology {
 			t.Errorf("testbed down: %v", err)
 		}
 	})
-	topo, err := testbed.Up(t.Context(), testbed.Config{Name: name, Hosts: 2, StateDir: dir})
+	cfg := testbed.Config{Name: name, Hosts: 2, StateDir: dir}
+	topo, err := testbed.Up(t.Context(), cfg)
 	if err != nil {
 		t.Fatalf("testbed up: %v", err)
 	}
-	return topo
+	return topo, cfg
 }
 
 func TestPortPairForwardsPingAndTCP(t *testing.T) {

@@ -10,12 +10,13 @@ import (
 // Metrics exports the AF_PACKET counters of a switch's Linux ports, read
 // at scrape time: frames received, frames the kernel dropped because the
 // receive ring was full (packets the switch never saw — a live run that
-// drops here measures something the model does not), and failed writes.
+// drops here measures something the model does not), failed writes, and
+// rebinds after the interface went down or was re-created.
 type Metrics struct {
 	mu    sync.Mutex
 	ports []*Port
 
-	rx, drops, txErr *prometheus.Desc
+	rx, drops, txErr, rebinds *prometheus.Desc
 }
 
 // NewMetrics registers the collector on reg (nil: unregistered).
@@ -28,6 +29,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"Frames the kernel dropped because the port's receive ring was full.", labels, nil),
 		txErr: prometheus.NewDesc("pseudocong_afport_tx_errors_total",
 			"Frames the port failed to write.", labels, nil),
+		rebinds: prometheus.NewDesc("pseudocong_afport_rebinds_total",
+			"Times the port's socket was bound again after its interface went down or was re-created.", labels, nil),
 	}
 	if reg != nil {
 		if err := reg.Register(m); err != nil {
@@ -49,6 +52,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.rx
 	ch <- m.drops
 	ch <- m.txErr
+	ch <- m.rebinds
 }
 
 // Collect implements prometheus.Collector.
@@ -62,5 +66,6 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.rx, prometheus.CounterValue, float64(st.RxFrames), no, p.Name())
 		ch <- prometheus.MustNewConstMetric(m.drops, prometheus.CounterValue, float64(st.KernelDrops), no, p.Name())
 		ch <- prometheus.MustNewConstMetric(m.txErr, prometheus.CounterValue, float64(st.TxErrors), no, p.Name())
+		ch <- prometheus.MustNewConstMetric(m.rebinds, prometheus.CounterValue, float64(st.Rebinds), no, p.Name())
 	}
 }

@@ -58,6 +58,12 @@ type BackingTable struct {
 	// Eviction names the TCAM eviction policy (dataplane.EvictionByName:
 	// "lru", "fifo"); "" leaves it to the data plane's default (lru).
 	Eviction string `yaml:"eviction"`
+	// SwapInUpcall makes a packet whose rule is only here go up to the
+	// local CPU as a table miss does (one agent.packet_in_cost) before the
+	// swap-in job: the chip cannot read this table itself. Unset (nil)
+	// leaves it to the data plane's default, on (pipeline.SwapInUpcall);
+	// docs/calibration.md fits Fig. 19 with it on.
+	SwapInUpcall *bool `yaml:"swap_in_upcall"`
 }
 
 // Forwarding is the data-plane part of a profile.

@@ -62,6 +62,7 @@ func TestPica8Constants(t *testing.T) {
 		{"hit_delay", p.Forwarding.HitDelay, 50 * time.Microsecond},
 		{"backing_table.capacity", p.BackingTable.Capacity, 65536},
 		{"backing_table.eviction", p.BackingTable.Eviction, "lru"},
+		{"backing_table.swap_in_upcall", p.BackingTable.SwapInUpcall != nil && *p.BackingTable.SwapInUpcall, true},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)

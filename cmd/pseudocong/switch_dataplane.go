@@ -55,9 +55,10 @@ func (d switchDataPlane) attach(sw *softswitch.Switch, reg prometheus.Registerer
 	return pipeline.Attach(sw, pipeline.Options{
 		Profile:         d.profile,
 		BackingCapacity: d.backing,
-		// The calibrated model (docs/calibration.md): a packet whose rule
-		// is only in the backing table first goes up to the CPU as a miss.
-		SwapInUpcall: true,
+		// The profile's backing_table.swap_in_upcall (on in the calibrated
+		// model, docs/calibration.md): a packet whose rule is only in the
+		// backing table first goes up to the CPU as a miss does.
+		SwapInUpcall: pipeline.SwapInUpcall(d.profile),
 		Registerer:   reg,
 		Logger:       log,
 	})

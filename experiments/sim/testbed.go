@@ -157,10 +157,12 @@ func newTestbed(clk *clock.Sim, prof *profile.Profile, prio controller.PriorityS
 		TieBreak:      pipeline.TieBreak(prof),
 	})
 	var err error
-	// The same pipeline options as `pseudocong switch` (the calibrated model,
-	// docs/calibration.md): a packet whose rule is only in the backing table
+	// The same pipeline options as `pseudocong switch`: with the profile's
+	// backing_table.swap_in_upcall (on in the calibrated model,
+	// docs/calibration.md) a packet whose rule is only in the backing table
 	// first goes up to the local CPU as a miss does, then is swapped in.
-	if tb.pl, err = pipeline.Attach(tb.sw, pipeline.Options{Profile: prof, SwapInUpcall: true}); err != nil {
+	opts := pipeline.Options{Profile: prof, SwapInUpcall: pipeline.SwapInUpcall(prof)}
+	if tb.pl, err = pipeline.Attach(tb.sw, opts); err != nil {
 		return nil, fmt.Errorf("sim: pipeline: %w", err)
 	}
 	app := controller.NewReactive(controller.ReactiveConfig{

@@ -34,10 +34,11 @@ type Options struct {
 	// read the backing table, so a packet whose rule is not in the TCAM
 	// goes up to the local CPU exactly as a table miss does (a job costing
 	// the profile's agent.packet_in_cost); the agent finds the rule in its
-	// software table and only then submits the swap-in job.
-	// docs/calibration.md fits Fig. 19 with it, and both `pseudocong
-	// switch` and the simulator (experiments/sim) turn it on; off, a
-	// swap-in costs only its TCAM work.
+	// software table and only then submits the swap-in job; off, a swap-in
+	// costs only its TCAM work. It is the profile's
+	// backing_table.swap_in_upcall: a switch modelled by a profile sets it
+	// to SwapInUpcall(profile), as `pseudocong switch` and the simulator
+	// (experiments/sim) do. Tests set it directly.
 	SwapInUpcall bool
 	// Registerer gets the agent's and the data plane's series; nil: none.
 	Registerer prometheus.Registerer
@@ -75,6 +76,20 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o, nil
+}
+
+// DefaultSwapInUpcall is the swap-in upcall when the profile leaves
+// backing_table.swap_in_upcall unset: on, the calibrated model
+// (docs/calibration.md fits Fig. 19 with it).
+const DefaultSwapInUpcall = true
+
+// SwapInUpcall is Options.SwapInUpcall for a switch modelled by p: the
+// profile's backing_table.swap_in_upcall, DefaultSwapInUpcall when unset.
+func SwapInUpcall(p *profile.Profile) bool {
+	if v := p.BackingTable.SwapInUpcall; v != nil {
+		return *v
+	}
+	return DefaultSwapInUpcall
 }
 
 // TableCapacity is the flow-table size a switch modelled by p must be

@@ -150,7 +150,7 @@ func Attach(sw *softswitch.Switch, opts Options) (*Pipeline, error) {
 	sw.SetForwarder(p)
 	p.log.Info("modelled data plane attached", "agent", p.agent.String(),
 		"tcam", opts.Profile.TCAM.Capacity, "layout", layout.Name(), "backing", opts.BackingCapacity,
-		"eviction", ev.Name(), "hit_delay", p.hitDelay)
+		"eviction", ev.Name(), "swap_in_upcall", opts.SwapInUpcall, "hit_delay", p.hitDelay)
 	return p, nil
 }
 

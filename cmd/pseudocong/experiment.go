@@ -31,8 +31,15 @@ func newExperimentRunCommand() *cobra.Command {
   *.png          the figures, drawn like the paper's
   report.md      paper number | ours | within tolerance?, misses explained
 
-Exit code 2 means bad input (unknown spec, bad YAML, impossible parameters,
-bad flags); 1 means the run itself failed.`,
+The outputs appear all at once: they are written into a hidden staging
+directory beside --out and renamed into place when every file is on disk,
+so a failed run (a full disk) leaves no partial results. --out may be new,
+an empty directory, or a previous run's outputs, which are then replaced as
+a whole; any other directory is refused before the run.
+
+Exit code 2 means bad input (unknown spec, bad YAML, a profile or spec value
+out of its bounds, impossible parameters, bad flags, an --out that cannot
+take the outputs); 1 means the run itself failed.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("experiment run takes one SPEC (built-in: %s), got %d arguments",
@@ -44,7 +51,7 @@ bad flags); 1 means the run itself failed.`,
 	}
 	addCommonFlags(cmd)
 	cmd.Flags().String("backend", experiments.BackendSim, "backend: "+strings.Join(experiments.Backends, ", ")+" (sim: the switch, agent, TCAM and controller cores on a virtual clock; live: real processes, netns hosts and kernel TCP, needs root)")
-	cmd.Flags().String("out", "results", "directory for summary.json, CSVs, figures and report.md")
+	cmd.Flags().String("out", "results", "directory for summary.json, CSVs, figures and report.md: new, empty, or a previous run's (replaced as a whole)")
 	cmd.Flags().String("profile", "", "switch profile name or YAML path (default: the spec's)")
 	cmd.Flags().Int64("seed", -1, "seed (default: the spec's)")
 	cmd.Flags().Int("workers", 0, "runs in parallel (default: number of CPUs); results do not depend on it")
@@ -79,6 +86,15 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 		seed := uint64(s)
 		opts.Seed = &seed
 	}
+	// Everything the user gave is checked before the run, which can take
+	// minutes: the spec against the backend and profile, and --out.
+	if err := experiments.CheckInputs(spec, opts); err != nil {
+		return usageErrorf("%w", err)
+	}
+	out := v.GetString("out")
+	if err := experiments.CheckOutputDir(out); err != nil {
+		return usageErrorf("--out: %w", err)
+	}
 	stderr := cmd.ErrOrStderr()
 	if !v.GetBool("quiet") {
 		fmt.Fprintf(stderr, "running spec %s (%s), backend %s\n", spec.Name, spec.Source, opts.Backend)
@@ -92,7 +108,6 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 		}
 		return err
 	}
-	out := v.GetString("out")
 	files, err := experiments.WriteOutputs(out, res)
 	if err != nil {
 		return err

@@ -62,6 +62,10 @@ type Outcome struct {
 	Controller ControllerStats
 	ToCtrl     ChannelStats
 	ToSwitch   ChannelStats
+	// ProbeMisses counts the table misses (each one a Packet-In to build)
+	// from the experiment's first packet on, i.e. without the warm-up's
+	// ARP announcements. A Data run has none (checkDataPremise).
+	ProbeMisses uint64
 	// InTCAM and InBacking are the rules placed at the end of the run.
 	InTCAM, InBacking int
 	Events            uint64
@@ -161,7 +165,9 @@ func Run(sc Scenario) (*Outcome, error) {
 	// they would on a network whose controller is up.
 	tb.ctrl.onConnect = h.announce
 	var finish func(*Outcome)
+	var warmUpMisses uint64
 	clk.AfterFunc(warmUp, func() {
+		warmUpMisses = tb.pl.Agent().Stats().Misses
 		switch sc.Kind {
 		case OneWay:
 			finish, err = h.oneWay(sc, tuples)
@@ -195,8 +201,29 @@ func Run(sc Scenario) (*Outcome, error) {
 		Events:          clk.Fired(),
 		VirtualTime:     clk.Elapsed(),
 	}
+	out.ProbeMisses = out.Agent.Misses - warmUpMisses
 	finish(out)
+	if sc.Kind == Data {
+		if err := checkDataPremise(out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// checkDataPremise holds a Data run to paper 000 Fig. 19's premise: every
+// rule the data packets need is in the backing table, so each packet is
+// served by a swap-in and none goes to the controller. A miss means the
+// preloaded rules do not match the frames (ruleMatch drifted from the
+// controller's match): the run would then measure Packet-Ins and installs,
+// not swap-ins, and must not be reported as Fig. 19.
+func checkDataPremise(o *Outcome) error {
+	if o.ProbeMisses != 0 || o.Controller.FlowMods != 0 {
+		return fmt.Errorf("sim: data run: %d data packets missed the table and the controller installed %d rules; "+
+			"every data packet must be served by a swap-in (the preloaded rules do not match the frames?)",
+			o.ProbeMisses, o.Controller.FlowMods)
+	}
+	return nil
 }
 
 // ruleMatch is the match the reactive app installs for frames of tuple t

@@ -45,6 +45,9 @@ type Scenario struct {
 	LinkLatency       time.Duration
 	Timers            probes.TimerProfile
 	Seed              uint64
+	// Limits stop a run that cannot finish (limits.go); the zero value
+	// takes limits derived from the scenario.
+	Limits clock.Limits
 }
 
 // Outcome is what one run measured.
@@ -177,7 +180,10 @@ func Run(sc Scenario) (*Outcome, error) {
 			err = fmt.Errorf("sim: unknown kind %q", sc.Kind)
 		}
 	})
-	clk.Run()
+	clk.SetLimits(sc.limits())
+	if runErr := clk.TryRun(); runErr != nil {
+		return nil, fmt.Errorf("sim: %w", runErr)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,14 @@ import (
 // their work is an event callback, and every callback may schedule further
 // events. Nothing may call a Sim from another goroutine, and a callback must
 // not call Run, RunUntil or Step (that would re-enter the loop; it panics).
+//
+// A model that cannot finish (a timer that re-arms itself at the same
+// instant, a poll that waits for a condition no event will bring) would
+// keep the loop busy forever. Every Sim therefore runs under Limits
+// (DefaultLimits unless SetLimits says otherwise): Run, RunUntil, RunFor
+// and Step panic with a *LimitError once a limit is passed, TryRun and
+// TryRunUntil return it. Limits never change which events fire or in what
+// order; they only stop a run that has already gone wrong.
 type Sim struct {
 	start   time.Time
 	now     int64 // nanoseconds since start
@@ -28,12 +36,26 @@ type Sim struct {
 	stopped int // stopped events still sitting in the heap (lazy deletion)
 	fired   uint64
 	running bool
+
+	limits    Limits
+	busy      uint64 // events fired since the scheduler was last empty
+	instant   int64  // the instant atInstant counts events of
+	atInstant uint64 // events fired at instant
+	idleCalls uint64 // consecutive run calls that neither fired nor moved the clock
 }
 
-// NewSim returns a virtual clock whose time is start.
+// NewSim returns a virtual clock whose time is start, under DefaultLimits.
 func NewSim(start time.Time) *Sim {
-	return &Sim{start: start}
+	return &Sim{start: start, limits: DefaultLimits()}
 }
+
+// SetLimits replaces the Sim's limits; the zero Limits removes them all.
+// The counts so far (events fired, events at this instant) stay, so a run
+// stopped by a limit can go on after raising it.
+func (s *Sim) SetLimits(l Limits) { s.limits = l }
+
+// Limits returns the Sim's current limits.
+func (s *Sim) Limits() Limits { return s.limits }
 
 // Now returns the virtual time: the time of the event being processed, or
 // of the last event / RunUntil bound once the loop is idle.
@@ -87,38 +109,72 @@ func (s *Sim) Next() (time.Time, bool) {
 	return s.start.Add(time.Duration(s.heap[0].at)), true
 }
 
-// Step runs the next live event and reports whether there was one.
+// Step runs the next live event and reports whether there was one. It
+// panics with a *LimitError if running it would pass one of the limits.
 func (s *Sim) Step() bool {
 	s.enter()
 	defer s.leave()
-	return s.step()
+	before, now := s.fired, s.now
+	ok, err := s.step()
+	mustNot(s.progress(before, now, err))
+	return ok
 }
 
 // Run processes events until none is left. A model that reschedules itself
-// forever never returns from Run; bound such runs with RunUntil.
-func (s *Sim) Run() {
+// forever cannot finish: Run then panics with a *LimitError once the Sim's
+// limits are passed (TryRun returns it instead). Bound open-ended runs
+// with RunUntil.
+func (s *Sim) Run() { mustNot(s.TryRun()) }
+
+// TryRun is Run that returns a *LimitError instead of panicking. After an
+// error the clock stands at the last event fired (the one that would have
+// passed the limit stays scheduled).
+func (s *Sim) TryRun() error {
 	s.enter()
 	defer s.leave()
-	for s.step() {
+	before, now := s.fired, s.now
+	var err error
+	for ok := true; ok && err == nil; {
+		ok, err = s.step()
 	}
+	return s.progress(before, now, err)
 }
 
 // RunUntil processes every event due at or before t, then sets the clock to
-// t (if t is later than Now()). Events due after t stay scheduled.
-func (s *Sim) RunUntil(t time.Time) {
+// t (if t is later than Now()). Events due after t stay scheduled. It
+// panics with a *LimitError if that passes one of the limits (see
+// TryRunUntil).
+func (s *Sim) RunUntil(t time.Time) { mustNot(s.TryRunUntil(t)) }
+
+// TryRunUntil is RunUntil that returns a *LimitError instead of panicking.
+// A bound past the horizon runs the events up to the horizon, sets the
+// clock to the horizon and returns the error.
+func (s *Sim) TryRunUntil(t time.Time) error {
 	s.enter()
 	defer s.leave()
-	limit := int64(t.Sub(s.start))
+	before, now := s.fired, s.now
+	limit := int64(t.Sub(s.start)) // saturates for far-away t
+	bound := limit
+	if h := int64(s.limits.Horizon); h > 0 && bound > h {
+		bound = h
+	}
 	for {
 		s.dropStoppedTop()
-		if len(s.heap) == 0 || s.heap[0].at > limit {
+		if len(s.heap) == 0 || s.heap[0].at > bound {
 			break
 		}
-		s.step()
+		if _, err := s.step(); err != nil {
+			return s.progress(before, now, err)
+		}
 	}
-	if limit > s.now {
-		s.now = limit
+	if bound > s.now {
+		s.now = bound
 	}
+	var err error
+	if bound < limit {
+		err = s.limitError(LimitHorizon, limit)
+	}
+	return s.progress(before, now, err)
 }
 
 // RunFor is RunUntil(Now() + d).
@@ -133,25 +189,74 @@ func (s *Sim) enter() {
 
 func (s *Sim) leave() { s.running = false }
 
-// step pops and runs one live event; the caller holds the running flag.
-func (s *Sim) step() bool {
-	for len(s.heap) > 0 {
-		e := s.heap.pop()
-		t := e.t
-		if t.state == timerStopped {
-			s.stopped--
-			continue
-		}
-		s.now = e.at
-		t.state = timerFired
-		s.live--
-		s.fired++
-		f := t.f
-		t.f = nil // let the closure be collected even if the handle lives on
-		f()
-		return true
+// step runs the next live event, unless that would pass a limit; the
+// caller holds the running flag.
+func (s *Sim) step() (bool, error) {
+	s.dropStoppedTop()
+	if len(s.heap) == 0 {
+		return false, nil
 	}
-	return false
+	at := s.heap[0].at
+	if err := s.check(at); err != nil {
+		return false, err
+	}
+	e := s.heap.pop()
+	t := e.t
+	if at != s.instant {
+		s.instant, s.atInstant = at, 0
+	}
+	s.atInstant++
+	s.busy++
+	s.now = at
+	t.state = timerFired
+	s.live--
+	s.fired++
+	f := t.f
+	t.f = nil // let the closure be collected even if the handle lives on
+	f()
+	if s.live == 0 {
+		s.busy = 0 // the model came to rest: whatever follows is a new busy period
+	}
+	return true, nil
+}
+
+// check reports the limit that firing an event due at `at` would pass.
+func (s *Sim) check(at int64) error {
+	l := &s.limits
+	switch {
+	case l.Horizon > 0 && at > int64(l.Horizon):
+		return s.limitError(LimitHorizon, at)
+	case l.MaxEvents > 0 && s.busy >= l.MaxEvents:
+		return s.limitError(LimitEvents, at)
+	case l.MaxAtInstant > 0 && at == s.instant && s.atInstant >= l.MaxAtInstant:
+		return s.limitError(LimitAtInstant, at)
+	}
+	return nil
+}
+
+// progress counts calls that did nothing: no event fired and the clock did
+// not move. Nothing can change on a virtual clock between such calls, so a
+// caller looping on them (for !done { s.Step() }) waits forever.
+func (s *Sim) progress(fired uint64, now int64, err error) error {
+	if err != nil {
+		return err
+	}
+	if s.fired != fired || s.now != now {
+		s.idleCalls = 0
+		return nil
+	}
+	s.idleCalls++
+	if max := s.limits.MaxIdleCalls; max > 0 && s.idleCalls > max {
+		s.idleCalls = 0 // a caller that recovers starts a fresh count
+		return s.limitError(LimitIdleCalls, now)
+	}
+	return nil
+}
+
+func mustNot(err error) {
+	if err != nil {
+		panic(err)
+	}
 }
 
 func (s *Sim) dropStoppedTop() {
@@ -204,6 +309,9 @@ func (t *simTimer) Stop() bool {
 	s := t.sim
 	s.live--
 	s.stopped++
+	if s.live == 0 {
+		s.busy = 0
+	}
 	s.compact()
 	return true
 }

@@ -80,17 +80,6 @@ func fetchMetrics(addr string) ([]byte, error) {
 	return io.ReadAll(resp.Body)
 }
 
-func waitFor(t *testing.T, what string, timeout time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func finite(s []testenv.Sample) bool {
 	if len(s) == 0 {
 		return false

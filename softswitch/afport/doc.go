@@ -19,6 +19,11 @@
 // end of every veth (`ethtool -K IF tx off`); `pseudocong testbed up`
 // does this for its namespace hosts.
 //
+// A port is its interface name: when the interface goes down, or is
+// deleted and created again, the port reports link down, its socket
+// rebinds to the interface of that name once it is up, and only then is
+// link down cleared (see Port). The port number stays.
+//
 // Port numbers are the caller's choice; the switch command numbers
 // --port flags 1, 2, … in the order given, so they are stable across
 // restarts and match `ovs-ofctl show`.

@@ -79,6 +79,12 @@ type Config struct {
 	// SetupTimeout bounds connecting, the handshake and the ARP phase
 	// (default 10 s).
 	SetupTimeout time.Duration
+	// ARPTimeout, if set, bounds the ARP phase alone (within SetupTimeout):
+	// it ends as soon as the controller has answered every gratuitous ARP,
+	// else when ARPTimeout has passed since the handshake. A controller
+	// that answers nothing (a test's) then costs ARPTimeout, while
+	// connecting and the handshake keep the whole SetupTimeout.
+	ARPTimeout time.Duration
 	// Out receives one cbench-style line per loop (nil: none).
 	Out io.Writer
 	// Logger defaults to discarding.
@@ -112,6 +118,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SetupTimeout <= 0 {
 		c.SetupTimeout = DefaultSetupTimeout
+	}
+	if c.ARPTimeout < 0 {
+		c.ARPTimeout = 0
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -40,6 +41,9 @@ func TestRunAgainstReactiveController(t *testing.T) {
 			res, err := loadgen.Run(context.Background(), loadgen.Config{
 				Controller: "tcp:" + addr, Switches: 4, MACs: 100, Mode: mode,
 				Duration: 200 * time.Millisecond, Loops: 3, Out: &out,
+				// Setup ends when the controller has answered every ARP;
+				// the bound is for a controller that never does.
+				SetupTimeout: 30 * time.Second,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -84,10 +88,64 @@ func TestRunCountsOnlyResponses(t *testing.T) {
 	addr, _ := startController(t, silentApp{})
 	res, err := loadgen.Run(context.Background(), loadgen.Config{
 		Controller: addr, Switches: 2, MACs: 10, Duration: 100 * time.Millisecond, Loops: 2,
-		SetupTimeout: 300 * time.Millisecond,
+		// Connecting and the handshake get seconds: on a loaded machine
+		// they took longer than the 300 ms this test once allowed for the
+		// whole setup. The ARP phase, which a silent controller never
+		// ends, is expected to run out: its 200 ms is the test's cost.
+		SetupTimeout: 30 * time.Second, ARPTimeout: 200 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Max != 0 {
+		t.Errorf("a controller that answers nothing got %v responses/s", res.Max)
+	}
+}
+
+// slowController accepts one switch and asks for its features only after
+// delay, as a controller on a loaded machine may, then reads and discards
+// whatever the switch sends.
+func slowController(t *testing.T, delay time.Duration) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		msgs, _ := (&openflow.Hello{Header: openflow.Header{Xid: 1}}).AppendBinary(nil)
+		if _, err := nc.Write(msgs); err != nil {
+			return
+		}
+		time.Sleep(delay) // the peer's slowness under test, not a wait for an event
+		msgs, _ = (&openflow.FeaturesRequest{Header: openflow.Header{Xid: 2}}).AppendBinary(nil)
+		if _, err := nc.Write(msgs); err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, nc)
+	}()
+	return ln.Addr().String()
+}
+
+// A handshake slower than the ARP phase's bound still succeeds: ARPTimeout
+// bounds only the ARP phase, the handshake has the whole SetupTimeout.
+// (With one short SetupTimeout for everything, as TestRunCountsOnlyResponses
+// had, a slow handshake failed with "handshake: i/o timeout".)
+func TestRunSlowHandshakeGetsSetupTimeout(t *testing.T) {
+	addr := slowController(t, 500*time.Millisecond)
+	res, err := loadgen.Run(context.Background(), loadgen.Config{
+		Controller: addr, Switches: 1, MACs: 10, Duration: 50 * time.Millisecond, Loops: 1,
+		SetupTimeout: 30 * time.Second, ARPTimeout: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatalf("a handshake of 500 ms under a 30 s setup timeout and a 100 ms ARP timeout: %v", err)
 	}
 	if res.Max != 0 {
 		t.Errorf("a controller that answers nothing got %v responses/s", res.Max)
@@ -101,7 +159,8 @@ func TestRunFailsWithoutController(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	if _, err := loadgen.Run(context.Background(), loadgen.Config{Controller: addr, Switches: 1, SetupTimeout: time.Second}); err == nil {
+	// Refused at once; the timeout only bounds a hang.
+	if _, err := loadgen.Run(context.Background(), loadgen.Config{Controller: addr, Switches: 1, SetupTimeout: 30 * time.Second}); err == nil {
 		t.Fatal("Run succeeded without a controller")
 	}
 	if _, err := loadgen.Run(context.Background(), loadgen.Config{Controller: addr, MACs: 1}); err == nil {

@@ -167,7 +167,7 @@ func (s *emuSwitch) statsReply(msg []byte, xid uint32) {
 
 // setup runs the handshake (answering until the controller has asked for
 // features) and the ARP phase (until the controller answered every
-// gratuitous ARP, or the deadline).
+// gratuitous ARP, or the deadline, or ARPTimeout after the handshake).
 func (s *emuSwitch) setup(deadline time.Time) error {
 	_ = s.nc.SetDeadline(deadline)
 	defer s.nc.SetDeadline(time.Time{})
@@ -178,6 +178,12 @@ func (s *emuSwitch) setup(deadline time.Time) error {
 	for !s.featuresOK {
 		if err := s.readBatch(s.control); err != nil {
 			return fmt.Errorf("switch %d: handshake: %w", s.idx+1, err)
+		}
+	}
+
+	if t := s.cfg.ARPTimeout; t > 0 {
+		if d := time.Now().Add(t); d.Before(deadline) {
+			_ = s.nc.SetDeadline(d)
 		}
 	}
 

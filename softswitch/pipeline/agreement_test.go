@@ -13,26 +13,51 @@ import (
 )
 
 // One pipeline, two clocks: the same small scenario (swap-ins with their
-// upcalls, then hits) gives the same per-packet delays on the virtual
-// clock and on the wall clock, within timer noise.
-func TestSimAndWallClockAgree(t *testing.T) {
+// upcalls, then hits) run on the wall clock and then on the virtual clock,
+// replaying the wall run's actual send times, gives each packet at least
+// its modelled delay: the wall clock's timers fire late, never early, and a
+// late timer must not let a later packet through sooner. That holds on any
+// machine under any load; the bound above is seconds, for a stalled
+// machine only. How closely the two agree is
+// TestSerialSimAndWallClockAgree's measurement.
+func TestWallClockNeverBeatsSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 0.5 s of wall time")
 	}
-	sim := agreementScenario(t, false)
-	wall := agreementScenario(t, true)
-	const slack = 15 * time.Millisecond // timer and scheduling noise on a loaded 2-core host
+	wall, sent := agreementScenario(t, true, nil)
+	sim, _ := agreementScenario(t, false, sent)
+	for i := range sim {
+		if d := wall[i] - sim[i]; d < 0 || d > 5*time.Second {
+			t.Errorf("packet %d (sent at +%v): wall %v vs sim %v", i, sent[i], wall[i], sim[i])
+		}
+	}
+}
+
+// The same comparison as a measurement: on a machine with nothing else to
+// do the wall clock agrees with the model within timer noise. 15 ms holds
+// only without competition: TestSerial* tests run alone in .ci/run's serial
+// phase.
+func TestSerialSimAndWallClockAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 0.5 s of wall time")
+	}
+	wall, sent := agreementScenario(t, true, nil)
+	sim, _ := agreementScenario(t, false, sent)
+	const slack = 15 * time.Millisecond // timer and scheduling noise on an idle 2-core host
 	for i := range sim {
 		d := wall[i] - sim[i]
-		t.Logf("packet %d: sim %v, wall %v", i, sim[i], wall[i])
-		if d < -time.Millisecond || d > slack {
+		t.Logf("packet %d sent at +%v: sim %v, wall %v", i, sent[i], sim[i], wall[i])
+		if d < 0 || d > slack {
 			t.Errorf("packet %d: wall %v vs sim %v", i, wall[i], sim[i])
 		}
 	}
 }
 
-// agreementScenario returns each packet's delay from Receive to delivery.
-func agreementScenario(t *testing.T, live bool) []time.Duration {
+// agreementScenario returns each packet's delay from Receive to delivery
+// and when each was sent, since the first. On the wall clock packets go
+// out on a fixed plan (they are late by however long the sleeps overrun);
+// on the virtual clock at the times `at` if given, else on the plan.
+func agreementScenario(t *testing.T, live bool, at []time.Duration) (delays, sentAt []time.Duration) {
 	const base, flows, gap = 900, 5, 50 * time.Millisecond
 	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) {
 		p.TCAM.Capacity = 1000
@@ -84,29 +109,33 @@ func agreementScenario(t *testing.T, live bool) []time.Duration {
 		}
 	}
 	// Packet 2i swaps rule i in; packet 2i+1, half a gap later, hits it.
+	plan := make([]time.Duration, 2*flows)
+	for i := range flows {
+		plan[2*i], plan[2*i+1] = time.Duration(i)*gap, time.Duration(i)*gap+gap/2
+	}
+	if at == nil {
+		at = plan
+	}
 	send := func(seq uint32, host int) {
 		mu.Lock()
 		sent[seq] = clk.Now()
 		mu.Unlock()
 		sw.Receive(1, frame(t, host, seq))
 	}
+	start := clk.Now()
 	if !live {
-		for i := range flows {
-			simClk.At(t0.Add(time.Duration(i)*gap), func() { send(uint32(2*i), 5000+i) })
-			simClk.At(t0.Add(time.Duration(i)*gap+gap/2), func() { send(uint32(2*i+1), 5000+i) })
+		for seq := range 2 * flows {
+			simClk.At(t0.Add(at[seq]), func() { send(uint32(seq), 5000+seq/2) })
 		}
 		simClk.Run()
 	} else {
-		start := time.Now()
-		for i := range flows {
-			time.Sleep(time.Until(start.Add(time.Duration(i) * gap)))
-			send(uint32(2*i), 5000+i)
-			time.Sleep(time.Until(start.Add(time.Duration(i)*gap + gap/2)))
-			send(uint32(2*i+1), 5000+i)
+		for seq := range 2 * flows {
+			time.Sleep(time.Until(start.Add(plan[seq])))
+			send(uint32(seq), 5000+seq/2)
 		}
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second): // ~0.3 s of modelled work; 30 s only if the machine stalls
 			t.Fatal("wall-clock run did not deliver every packet")
 		}
 	}
@@ -115,5 +144,9 @@ func agreementScenario(t *testing.T, live bool) []time.Duration {
 	if n != len(delay) {
 		t.Fatalf("%d of %d packets delivered", n, len(delay))
 	}
-	return append([]time.Duration(nil), delay...)
+	sentAt = make([]time.Duration, len(delay))
+	for seq := range sentAt {
+		sentAt[seq] = sent[uint32(seq)].Sub(start)
+	}
+	return append([]time.Duration(nil), delay...), sentAt
 }

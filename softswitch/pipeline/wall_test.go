@@ -39,7 +39,10 @@ func TestLiveSwitchInsertLatencyOverTCP(t *testing.T) {
 				split = 100
 				rate  = 50
 			)
-			ctx, cancel := context.WithCancel(context.Background())
+			// Every wait below (handshake, barriers, scrapes) is for an
+			// event; this bounds them all. The test takes 6 s of wall time
+			// (the sending rate); the rest is slack for a stalled machine.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			prof := loadProfile(t, name, nil)
 			reg := prometheus.NewRegistry()
@@ -79,14 +82,18 @@ func TestLiveSwitchInsertLatencyOverTCP(t *testing.T) {
 					}
 					<-tick.C
 				}
-				bctx, bcancel := context.WithTimeout(ctx, 10*time.Second)
-				defer bcancel()
-				if err := conn.Barrier(bctx); err != nil {
+				// The reply comes once every FLOW_MOD sent so far is
+				// installed (about 1 s of modelled CPU time in all).
+				if err := conn.Barrier(ctx); err != nil {
 					t.Fatal(err)
 				}
 			}
 			scrape := func() *dto.Histogram {
-				resp, err := http.Get(fmt.Sprintf("http://%s/metrics", maddr))
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/metrics", maddr), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -248,25 +248,29 @@ func captureControlChannel(t *testing.T, addr string, port int) {
 	t.Helper()
 	capture := testenv.StartTshark(t, "lo", port)
 
-	sw, sess, _ := liveSwitch(t, "tcp:"+addr, 2)
-	deadline := time.Now().Add(10 * time.Second)
+	sw, sess, mgmt := liveSwitch(t, "tcp:"+addr, 2)
+	deadline := time.Now().Add(30 * time.Second) // seconds: ovs-testcontroller on a busy machine
 	for !sess.ControllerConnected() {
 		if time.Now().After(deadline) {
 			t.Fatal("switch did not connect to ovs-testcontroller")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Let the controller finish its handshake (FEATURES, SET_CONFIG, ...).
-	time.Sleep(500 * time.Millisecond)
-	// h1 (port 1) and h2 (port 2) talk: the controller learns both MACs,
-	// floods the first packet and installs flows for the later ones.
-	for i := range 5 {
-		sw.Receive(1, tcpFrame(t, macH1, macH2, uint16(1000+i), 80, 10))
-		time.Sleep(50 * time.Millisecond)
-		sw.Receive(2, tcpFrame(t, macH2, macH1, 80, uint16(1000+i), 10))
+	// h1 (port 1) and h2 (port 2) talk until the controller has installed
+	// a flow (it learns both MACs, floods the first packets, then sends
+	// FLOW_MODs): the capture then holds every message type checked below,
+	// however slowly the controller answers.
+	for i := 0; ; i++ {
+		sw.Receive(1, tcpFrame(t, macH1, macH2, uint16(1000+i%64), 80, 10))
+		sw.Receive(2, tcpFrame(t, macH2, macH1, 80, uint16(1000+i%64), 10))
+		if strings.Contains(ofctl(t, "dump-flows", mgmt), "actions=") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ovs-testcontroller installed no flow")
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
 	if err := capture.Stop(); err != nil {
 		t.Fatal(err)
 	}

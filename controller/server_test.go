@@ -99,7 +99,9 @@ func TestServerManySwitches(t *testing.T) {
 // good switch connected at the same time keeps being served.
 func TestServerHostilePeers(t *testing.T) {
 	addr, core, metrics := startServer(t, NewReactive(ReactiveConfig{}),
-		ServerConfig{MaxMessageLen: 4096, HandshakeTimeout: 300 * time.Millisecond, EchoInterval: 200 * time.Millisecond})
+		// Short enough for a quick test, long enough that a good switch on a
+		// busy machine completes its handshake and is not taken for dead.
+		ServerConfig{MaxMessageLen: 4096, HandshakeTimeout: 2 * time.Second, EchoInterval: time.Second})
 	good := dialSwitch(t, addr, 1000)
 	// The good switch keeps talking (echo requests) so the keepalive keeps it.
 	stopPing := make(chan struct{})
@@ -271,7 +273,7 @@ func TestOffersVersion10(t *testing.T) {
 // never reads the answers blocks our writes; after WriteTimeout it is
 // dropped, and a good switch is served throughout.
 func TestServerDropsPeerThatDoesNotRead(t *testing.T) {
-	addr, core, _ := startServer(t, NewReactive(ReactiveConfig{}), ServerConfig{WriteTimeout: 300 * time.Millisecond})
+	addr, core, _ := startServer(t, NewReactive(ReactiveConfig{}), ServerConfig{WriteTimeout: time.Second})
 	good := dialSwitch(t, addr, 1)
 	stuck := dialSwitch(t, addr, 2)
 	_ = stuck.nc.(*net.TCPConn).SetReadBuffer(4096)

@@ -8,47 +8,21 @@ import (
 	"runtime"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/pseudocong/pseudocong/internal/nsexec"
 )
 
 // netnsDir is where named namespaces are bind-mounted (iproute2's place).
 const netnsDir = "/run/netns"
 
 // Do runs fn on an OS thread switched into the named namespace and
-// switches the thread back afterwards. Sockets fn opens stay in that
-// namespace for their whole life; goroutines fn starts do NOT inherit it.
-func Do(nsName string, fn func() error) error {
-	target, err := netns.GetFromName(nsName)
-	if err != nil {
-		return fmt.Errorf("netns %s: %w", nsName, err)
-	}
-	defer target.Close()
-	return DoHandle(target, fn)
-}
+// switches the thread back afterwards (internal/nsexec). Sockets fn opens
+// stay in that namespace for their whole life; goroutines fn starts do NOT
+// inherit it.
+func Do(nsName string, fn func() error) error { return nsexec.DoNamed(nsName, fn) }
 
 // DoHandle is Do for an open namespace handle.
-func DoHandle(target netns.NsHandle, fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("current netns: %w", err)
-	}
-	defer orig.Close()
-	if err := netns.Set(target); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("enter netns: %w", err)
-	}
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			// Leave the thread locked: the runtime discards it when the
-			// goroutine ends instead of reusing a thread stuck in the
-			// wrong namespace.
-			return
-		}
-		runtime.UnlockOSThread()
-	}()
-	return fn()
-}
+func DoHandle(target netns.NsHandle, fn func() error) error { return nsexec.Do(target, fn) }
 
 // namespaceExists reports whether /run/netns/<nsName> is a mounted
 // namespace.

@@ -1,12 +1,10 @@
 package afsock
 
 import (
-	"fmt"
 	"log/slog"
-	"runtime"
 	"time"
 
-	"github.com/vishvananda/netns"
+	"github.com/pseudocong/pseudocong/internal/nsexec"
 )
 
 // The rebind back-off: the first retry after minBackoff, doubling up to
@@ -64,40 +62,11 @@ func (s *Socket) bindInNamespace() (bound, error) {
 		return bind(s.opts, true)
 	}
 	var b bound
-	err := inNamespace(s.ns, func() (err error) {
+	err := nsexec.Do(s.ns, func() (err error) {
 		b, err = bind(s.opts, true)
 		return err
 	})
 	return b, err
-}
-
-// inNamespace runs fn on an OS thread in namespace target and puts the
-// thread back. A socket fn creates stays in target for its life.
-func inNamespace(target netns.NsHandle, fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("current netns: %w", err)
-	}
-	defer orig.Close()
-	if orig.Equal(target) {
-		defer runtime.UnlockOSThread()
-		return fn()
-	}
-	if err := netns.Set(target); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("enter netns: %w", err)
-	}
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			// Leave the thread locked to this goroutine rather than hand
-			// a thread stuck in the wrong namespace back to the runtime.
-			return
-		}
-		runtime.UnlockOSThread()
-	}()
-	return fn()
 }
 
 // logEvery is the rate limit of outage log lines: a flapping link logs

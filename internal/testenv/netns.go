@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/pseudocong/pseudocong/internal/nsexec"
 )
 
 // Netns is a named network namespace ("ip netns") private to one test.
@@ -88,37 +89,9 @@ func (n *Netns) Start(args ...string) *exec.Cmd {
 }
 
 // Do runs fn on an OS thread switched into the namespace, then switches the
-// thread back. Sockets fn opens stay in the namespace afterwards.
-// Goroutines fn starts do NOT inherit the namespace.
-func (n *Netns) Do(fn func() error) error {
-	target, err := netns.GetFromName(n.Name)
-	if err != nil {
-		return fmt.Errorf("netns %s: %w", n.Name, err)
-	}
-	defer target.Close()
-
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("current netns: %w", err)
-	}
-	defer orig.Close()
-	if err := netns.Set(target); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("enter netns %s: %w", n.Name, err)
-	}
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			// Leave the thread locked: the runtime then discards it
-			// when this goroutine ends, instead of reusing a thread
-			// stuck in the wrong namespace.
-			return
-		}
-		runtime.UnlockOSThread()
-	}()
-	return fn()
-}
+// thread back (internal/nsexec). Sockets fn opens stay in the namespace
+// afterwards. Goroutines fn starts do NOT inherit the namespace.
+func (n *Netns) Do(fn func() error) error { return nsexec.DoNamed(n.Name, fn) }
 
 // Handle opens the namespace for netlink.NewHandleAt and the like; the
 // caller closes it.

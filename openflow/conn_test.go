@@ -376,7 +376,9 @@ func TestKeepaliveAppBehind(t *testing.T) {
 	// One message is queued, one blocks the reader, one waits in the pipe.
 	p.write(rawMsg(TypeBarrierRequest, 1, nil))
 	p.write(rawMsg(TypeBarrierRequest, 2, nil))
-	go p.write(rawMsg(TypeBarrierRequest, 3, nil))
+	// Not p.write: it may block until the test ends, and t.Fatal must
+	// not be called from another goroutine.
+	go func() { _, _ = p.nc.Write(rawMsg(TypeBarrierRequest, 3, nil)) }()
 	time.Sleep(300 * time.Millisecond)
 	select {
 	case <-c.Done():

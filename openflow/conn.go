@@ -21,6 +21,8 @@ var (
 	// ErrPeerDead is Err() after the peer stayed silent for EchoInterval
 	// and then did not answer an ECHO_REQUEST within EchoTimeout.
 	ErrPeerDead = errors.New("openflow: peer dead: no answer to echo request")
+	// ErrIdle is Err() after no whole message arrived for IdleTimeout.
+	ErrIdle = errors.New("openflow: idle timeout: no message from peer")
 )
 
 // ConnConfig tunes a Conn. The zero value gives the defaults noted on each
@@ -59,6 +61,32 @@ type ConnConfig struct {
 	// MaxMultipartBytes bounds the total size of the STATS_REPLY parts
 	// collected by RequestMulti. Default 16 MiB.
 	MaxMultipartBytes int
+	// ReplyBacklog turns on back-pressure for the side that answers
+	// requests (a switch). When positive, replies queued with SendReply
+	// and the connection's own answers (ECHO_REPLY, ERROR) are never
+	// refused for lack of room, and while at least ReplyBacklog bytes of
+	// them are queued or being written, the reader reads nothing more from
+	// the peer (TCP then pushes back on it) and WaitReplyRoom blocks: a
+	// peer that does not read its replies stops being served, and costs
+	// no one else anything. The queue then holds at most about
+	// ReplyBacklog bytes plus the replies to one request. Zero (the
+	// default) leaves it off: the connection's own answers are dropped when
+	// the write queue is full, and SendReply behaves as SendNonBlocking.
+	ReplyBacklog int
+	// IdleTimeout closes the connection (ErrIdle) when no whole message
+	// has arrived for that long. The bytes of an unfinished message do not
+	// count, so a peer trickling a byte at a time is closed too; time the
+	// reader spends held back by us (read queue full, reply backlog) does
+	// not count as idle. With the keepalive on, a live but quiet peer
+	// answers an echo every EchoInterval, so keep IdleTimeout above
+	// EchoInterval+EchoTimeout. Zero (the default) disables it.
+	IdleTimeout time.Duration
+	// OnControlDrop, if set, is called for every message the connection
+	// itself gives up on: an automatic ECHO_REPLY or ERROR answer (only
+	// without ReplyBacklog) or a keepalive ECHO_REQUEST that found the
+	// write queue full (err wraps ErrQueueFull) or the connection closed.
+	// It runs on the connection's goroutines and must not block.
+	OnControlDrop func(t Type, err error)
 	// Logger receives connection events. Default: discard.
 	Logger *slog.Logger
 }
@@ -100,12 +128,17 @@ func (cfg ConnConfig) withDefaults() ConnConfig {
 // usable by either side: a controller's switch session or a switch's
 // controller session.
 //
-// After Handshake, three goroutines run: a reader that frames and decodes
+// After Handshake, these goroutines run: a reader that frames and decodes
 // messages, answers ECHO_REQUEST, routes replies to Request callers and
 // queues everything else for ReadMessage/Serve; a writer that drains the
 // write queue in batches (one socket write for everything queued while the
-// previous write was in flight); and the echo keepalive. All methods are
-// safe for concurrent use.
+// previous write was in flight); the echo keepalive; and, with
+// IdleTimeout, the idle watchdog. The reader handles every complete
+// message it has buffered before it reads the socket again, and the writer
+// never waits for more before writing. The reader stops only while the
+// read queue is full (the application is behind) or, with ReplyBacklog,
+// while the peer leaves its replies unread. All methods are safe for
+// concurrent use.
 type Conn struct {
 	nc    net.Conn
 	cfg   ConnConfig
@@ -128,6 +161,12 @@ type Conn struct {
 	wcount   int  // messages in wbuf
 	wclosed  bool // no more sends: closing or the writer failed
 	closeDL  atomic.Int64
+	// Reply backlog (ReplyBacklog): bytes of replies in wbuf (under wmu),
+	// and of replies in wbuf or in the batch being written (atomic, so the
+	// reader checks it without the lock; written under wmu).
+	replyQueued  int
+	replyPending atomic.Int64
+	replyRoom    sync.Cond // WaitReplyRoom and the reader wait for the backlog to drain
 
 	pmu      sync.Mutex
 	pending  map[uint32]*pendingRequest
@@ -148,7 +187,7 @@ type Conn struct {
 
 	probe   keepaliveProbe
 	stats   connCounters
-	logRate logLimiter
+	logRate LogLimiter
 }
 
 // NewConn wraps nc. Nothing is sent until Handshake.
@@ -167,6 +206,7 @@ func NewConn(nc net.Conn, cfg ConnConfig) *Conn {
 	c.probe.answered = make(chan struct{}, 1)
 	c.notEmpty.L = &c.wmu
 	c.notFull.L = &c.wmu
+	c.replyRoom.L = &c.wmu
 	c.fr = newFrameReader(activityReader{r: nc, c: c}, cfg.MaxMessageLen)
 	return c
 }
@@ -244,6 +284,7 @@ func (c *Conn) shutdown(cause error) {
 		c.wclosed = true
 		c.notEmpty.Broadcast()
 		c.notFull.Broadcast()
+		c.replyRoom.Broadcast()
 		c.wmu.Unlock()
 		// Interrupt a write that is stuck on a peer that does not read.
 		_ = c.nc.SetWriteDeadline(dl)
@@ -272,8 +313,12 @@ func (c *Conn) start() bool {
 	c.touch()
 	n := 2
 	if c.cfg.EchoInterval > 0 {
-		n = 3
+		n++
 		go c.keepaliveLoop()
+	}
+	if c.cfg.IdleTimeout > 0 {
+		n++
+		go c.idleLoop()
 	}
 	c.wg.Add(n)
 	go c.readLoop()
@@ -316,12 +361,16 @@ type ConnStats struct {
 	// DecodeErrors counts received frames that could not be decoded (each
 	// answered with an OpenFlow ERROR unless it was itself an ERROR).
 	DecodeErrors uint64
-	// ControlDropped counts automatic replies (ECHO_REPLY, ERROR) dropped
-	// because the write queue was full.
+	// ControlDropped counts messages the connection gave up on itself
+	// (see ConnConfig.OnControlDrop): automatic replies (ECHO_REPLY, ERROR)
+	// dropped because the write queue was full, and keepalive probes.
 	ControlDropped uint64
 	// QueueFull counts sends that found the write queue full (refused by
 	// SendNonBlocking or made to wait by Send).
 	QueueFull uint64
+	// ReplyBacklogPauses counts the times the reader stopped reading the
+	// peer because its replies were not being read (ReplyBacklog).
+	ReplyBacklogPauses uint64
 	// EchoRTT is the round-trip time of the last answered keepalive echo.
 	EchoRTT time.Duration
 }
@@ -329,6 +378,7 @@ type ConnStats struct {
 type connCounters struct {
 	msgsIn, bytesIn, msgsOut, bytesOut, batches atomic.Uint64
 	decodeErrors, controlDropped, queueFull     atomic.Uint64
+	replyPauses                                 atomic.Uint64
 	echoRTT                                     atomic.Int64
 }
 
@@ -340,18 +390,23 @@ func (c *Conn) Stats() ConnStats {
 		MessagesOut: s.msgsOut.Load(), BytesOut: s.bytesOut.Load(),
 		WriteBatches: s.batches.Load(), DecodeErrors: s.decodeErrors.Load(),
 		ControlDropped: s.controlDropped.Load(), QueueFull: s.queueFull.Load(),
-		EchoRTT: time.Duration(s.echoRTT.Load()),
+		ReplyBacklogPauses: s.replyPauses.Load(),
+		EchoRTT:            time.Duration(s.echoRTT.Load()),
 	}
 }
 
-// logLimiter lets a hostile peer produce at most one warning per second;
-// it is used by the reader goroutine only.
-type logLimiter struct {
+// LogLimiter lets a hostile peer produce at most one log line per second.
+// The zero value is ready; it is not safe for concurrent use (a Conn's
+// reader goroutine owns its own; the switch core guards its with its
+// lock).
+type LogLimiter struct {
 	last       time.Time
 	suppressed int
 }
 
-func (l *logLimiter) allow() (ok bool, suppressed int) {
+// Allow reports whether a line may be logged now, and if so how many were
+// suppressed since the last one (log that number with the line).
+func (l *LogLimiter) Allow() (ok bool, suppressed int) {
 	now := time.Now()
 	if now.Sub(l.last) < time.Second {
 		l.suppressed++

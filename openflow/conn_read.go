@@ -1,6 +1,7 @@
 package openflow
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,9 @@ func (c *Conn) readLoop() {
 	defer c.wg.Done()
 	defer close(c.inbox)
 	for {
+		if c.replyBacklogFull() && !c.pauseForReplies() {
+			return
+		}
 		frame, err := c.fr.next()
 		if err != nil {
 			if c.readFailed(err) {
@@ -44,6 +48,19 @@ func (c *Conn) readLoop() {
 			return
 		}
 	}
+}
+
+// pauseForReplies stops reading while the peer does not read its replies
+// (ReplyBacklog): TCP then pushes back on it, and what it already sent
+// stays unread. It reports false once the connection is closing.
+func (c *Conn) pauseForReplies() bool {
+	c.stats.replyPauses.Add(1)
+	c.readerBlocked.Store(true)
+	defer func() {
+		c.readerBlocked.Store(false)
+		c.touch()
+	}()
+	return c.waitReplyRoom(context.Background()) == nil
 }
 
 // readFailed handles a frame reader error; it reports whether reading can
@@ -78,7 +95,7 @@ func (c *Conn) readFailed(err error) bool {
 // confused peers cannot loop.
 func (c *Conn) rejectFrame(frame []byte, err error) {
 	c.stats.decodeErrors.Add(1)
-	if ok, suppressed := c.logRate.allow(); ok {
+	if ok, suppressed := c.logRate.Allow(); ok {
 		c.log.Warn("openflow: bad message from peer", "err", err, "suppressed", suppressed)
 	}
 	if len(frame) >= 2 && Type(frame[1]) == TypeError {
@@ -93,7 +110,7 @@ func (c *Conn) rejectFrame(frame []byte, err error) {
 	} else {
 		t, code = ErrorCodeFor(err)
 	}
-	c.sendControl(NewErrorFor(frame, t, code))
+	c.sendAnswer(NewErrorFor(frame, t, code))
 }
 
 // route consumes what the connection handles itself and queues the rest
@@ -104,7 +121,7 @@ func (c *Conn) route(m Message, frame []byte) bool {
 		// Answer on the reader goroutine: the reply must not wait for the
 		// application, or a busy application would look dead.
 		req := m.(*EchoRequest)
-		c.sendControl(&EchoReply{Header: Header{Xid: req.Xid}, Data: req.Data}) // copies Data
+		c.sendAnswer(&EchoReply{Header: Header{Xid: req.Xid}, Data: req.Data}) // copies Data
 		c.fr.releaseLast()
 		return true
 	case TypeHello:

@@ -26,7 +26,9 @@ func (r Role) String() string {
 type Channel interface {
 	// Send queues m for the peer. The core calls it from its outbox drain
 	// (never with its lock held), in the order the messages were produced.
-	// It should not block for long; implementations bound their queue and
+	// It must not wait for the peer: everything behind it in the outbox
+	// (forwarding, other connections) would wait too. Implementations
+	// bound their queue by pushing back on their own peer, or drop and
 	// report a full queue as an error, which the core counts and logs.
 	Send(m openflow.Message) error
 	// Role is fixed for the channel's lifetime.

@@ -83,10 +83,24 @@
 // management clients. Each connection is an openflow.Conn: HELLO
 // negotiation, ECHO keepalive, framing and decoding; a message that does not
 // decode is answered with an OpenFlow ERROR by the connection, a broken
-// stream is closed, and the switch keeps running and reconnects. On a
-// connection, asynchronous messages (PACKET_IN, FLOW_REMOVED, PORT_STATUS)
-// are dropped when its write queue is full; replies wait for room up to
-// SessionConfig.ReplyTimeout. Fail mode follows whether a controller
-// channel is attached: standalone takes over as soon as the controller
-// connection is lost (Open vSwitch waits for its inactivity probe first).
+// stream is closed, and the switch keeps running and reconnects.
+//
+// A slow or dead peer costs only itself. Channel.Send never waits, so the
+// outbox (and with it forwarding and every other connection) never waits
+// on a connection: asynchronous messages (PACKET_IN, FLOW_REMOVED,
+// PORT_STATUS) are dropped when the connection's write queue is full, and
+// replies are always queued, so a multipart reply goes out whole. What
+// bounds the replies is per-peer back-pressure: once a peer has
+// Conn.ReplyBacklog bytes of replies unread (1 MiB), the switch neither
+// reads nor handles its further requests until it reads, and a peer that
+// never reads is dropped by the write timeout. Every drop is counted
+// (channel_messages_dropped_total, by role, type and reason). Passive
+// connections are limited in total and per source IP, must finish HELLO
+// within ServiceHandshakeTimeout, and are closed after ServiceIdleTimeout
+// without a whole message (a trickle of bytes does not count; a quiet
+// client stays up by answering echo requests).
+//
+// Fail mode follows whether a controller channel is attached: standalone
+// takes over as soon as the controller connection is lost (Open vSwitch
+// waits for its inactivity probe first).
 package softswitch

@@ -19,7 +19,12 @@ func (s *Switch) HandleMessage(ch Channel, m openflow.Message) {
 	case *openflow.Hello, *openflow.EchoReply:
 		// Handled by the connection; nothing to do.
 	case *openflow.ErrorMsg:
-		s.log.Info("error from peer", "role", ch.Role(), "err", m.Error())
+		// Counted always, logged at most once a second: a peer can send
+		// ERRORs as fast as it likes.
+		s.met.errorReceived(ch.Role(), m.Type)
+		if ok, suppressed := s.peerErrLog.Allow(); ok {
+			s.log.Info("error from peer", "role", ch.Role(), "err", m.Error(), "suppressed", suppressed)
+		}
 	case *openflow.EchoRequest:
 		s.sendLocked(ch, &openflow.EchoReply{Header: hdr(openflow.TypeEchoReply), Data: m.Data})
 	case *openflow.Vendor:

@@ -1,6 +1,7 @@
 package softswitch
 
 import (
+	"errors"
 	"strconv"
 	"sync"
 
@@ -21,6 +22,11 @@ type Metrics struct {
 	flowEntries    prometheus.Gauge
 	flowRemovedVec *prometheus.CounterVec // reason
 	sendErrors     prometheus.Counter
+	chanDrops      *prometheus.CounterVec // role, type, reason
+	peerErrors     *prometheus.CounterVec // role, type
+	svcRefused     *prometheus.CounterVec // reason
+	connTimeouts   *prometheus.CounterVec // role, phase
+	svcConns       prometheus.Gauge
 
 	// Per-port children, cached: WithLabelValues hashes its labels, which
 	// is too slow for every packet.
@@ -57,12 +63,28 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "flow_removed_sent_total", Help: "FLOW_REMOVED messages sent, by reason."}, []string{"reason"}),
 		sendErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "channel_send_errors_total", Help: "OpenFlow messages a connection refused (queue full or closed)."}),
+		chanDrops: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "channel_messages_dropped_total",
+			Help: "OpenFlow messages for a connection that were dropped, by role, message type and reason (queue_full: the peer was not reading; closed: the connection had ended)."},
+			[]string{"role", "type", "reason"}),
+		peerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "openflow_errors_received_total", Help: "OpenFlow ERROR messages received from peers, by role and error type."},
+			[]string{"role", "type"}),
+		svcRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "management_connections_refused_total", Help: "Management connections closed at accept, by the limit they hit."},
+			[]string{"reason"}),
+		connTimeouts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "connection_timeouts_total", Help: "OpenFlow connections closed by a timeout, by role and phase (handshake, idle)."},
+			[]string{"role", "phase"}),
+		svcConns: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
+			Name: "management_connections", Help: "Management connections open (handshake included)."}),
 		rx:    make(map[uint16]prometheus.Counter),
 		tx:    make(map[uint16]prometheus.Counter),
 		drops: make(map[dropKey]prometheus.Counter),
 	}
 	for _, c := range []prometheus.Collector{m.rxVec, m.txVec, m.dropVec, m.tableMisses, m.packetIns,
-		m.flowMods, m.flowEntries, m.flowRemovedVec, m.sendErrors} {
+		m.flowMods, m.flowEntries, m.flowRemovedVec, m.sendErrors, m.chanDrops, m.peerErrors, m.svcRefused,
+		m.connTimeouts, m.svcConns} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -72,6 +94,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, r := range []string{"idle_timeout", "hard_timeout", "delete"} {
 		m.flowRemovedVec.WithLabelValues(r)
+	}
+	for _, r := range []string{refusedMaxConns, refusedPerPeer} {
+		m.svcRefused.WithLabelValues(r)
+	}
+	for _, role := range []Role{RoleController, RoleService} {
+		for _, phase := range []string{"handshake", "idle"} {
+			m.connTimeouts.WithLabelValues(role.String(), phase)
+		}
 	}
 	return m, nil
 }
@@ -165,5 +195,50 @@ func (m *Metrics) flowRemoved(reason uint8) {
 func (m *Metrics) sendFailed() {
 	if m != nil {
 		m.sendErrors.Inc()
+	}
+}
+
+// dropReason is the reason label of a message a connection refused.
+func dropReason(err error) string {
+	switch {
+	case errors.Is(err, openflow.ErrQueueFull):
+		return "queue_full"
+	case errors.Is(err, openflow.ErrClosed):
+		return "closed"
+	}
+	return "error"
+}
+
+func (m *Metrics) channelDropped(role Role, t openflow.Type, err error) {
+	if m != nil {
+		m.chanDrops.WithLabelValues(role.String(), t.String(), dropReason(err)).Inc()
+	}
+}
+
+func (m *Metrics) errorReceived(role Role, t openflow.ErrorType) {
+	if m != nil {
+		label := "other"
+		if t <= openflow.ErrorTypeQueueOpFailed {
+			label = t.String()
+		}
+		m.peerErrors.WithLabelValues(role.String(), label).Inc()
+	}
+}
+
+func (m *Metrics) serviceRefused(reason string) {
+	if m != nil {
+		m.svcRefused.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) connTimeout(role Role, phase string) {
+	if m != nil {
+		m.connTimeouts.WithLabelValues(role.String(), phase).Inc()
+	}
+}
+
+func (m *Metrics) setServiceConns(n int) {
+	if m != nil {
+		m.svcConns.Set(float64(n))
 	}
 }

@@ -40,6 +40,8 @@ type Switch struct {
 	configFlags uint16
 	missSendLen uint16
 
+	peerErrLog openflow.LogLimiter // "error from peer" lines
+
 	expiryTimer clock.Timer
 	expiryAt    int64 // UnixNano of the armed timer
 	closed      bool

@@ -53,6 +53,11 @@ now (--ports N creates ports 1..N).`,
 	f.String("private-key", "", "PEM private key for ssl/pssl targets")
 	f.String("certificate", "", "PEM certificate for ssl/pssl targets")
 	f.String("ca-cert", "", "PEM CA certificate that peers must be signed by (mutual TLS)")
+	f.Int("max-mgmt-conns", softswitch.DefaultMaxServiceConns, "most management connections (--listen) open at once")
+	f.Int("max-mgmt-conns-per-peer", softswitch.DefaultMaxServiceConnsPerPeer, "most management connections from one IP address")
+	f.Duration("mgmt-handshake-timeout", softswitch.DefaultServiceHandshakeTimeout, "close a management connection that has not completed HELLO (TLS included) within this")
+	f.Duration("mgmt-idle-timeout", softswitch.DefaultServiceIdleTimeout, "close a management connection that sent no whole message for this long; clients stay up by answering echo requests (0: off)")
+	f.Int("reply-backlog", softswitch.DefaultReplyBacklog, "bytes of unread replies at which the switch stops reading a connection's requests until the peer reads (0: off, replies beyond the write queue are dropped)")
 	return cmd
 }
 
@@ -137,11 +142,31 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 	}
+	maxConns, perPeer := v.GetInt("max-mgmt-conns"), v.GetInt("max-mgmt-conns-per-peer")
+	if maxConns < 1 || perPeer < 1 {
+		return usageErrorf("--max-mgmt-conns %d, --max-mgmt-conns-per-peer %d: want >= 1", maxConns, perPeer)
+	}
+	hsTimeout := v.GetDuration("mgmt-handshake-timeout")
+	if hsTimeout <= 0 {
+		return usageErrorf("--mgmt-handshake-timeout %v: want > 0", hsTimeout)
+	}
+	idle, backlog := v.GetDuration("mgmt-idle-timeout"), v.GetInt("reply-backlog")
+	if idle <= 0 {
+		idle = -1 // SessionConfig: negative disables
+	}
+	if backlog <= 0 {
+		backlog = -1
+	}
 	sess, err := softswitch.NewSession(sw, softswitch.SessionConfig{
-		Controller: controller,
-		Listen:     listen,
-		TLS:        tlsCfg,
-		Logger:     log,
+		Controller:              controller,
+		Listen:                  listen,
+		TLS:                     tlsCfg,
+		MaxServiceConns:         maxConns,
+		MaxServiceConnsPerPeer:  perPeer,
+		ServiceHandshakeTimeout: hsTimeout,
+		ServiceIdleTimeout:      idle,
+		Conn:                    openflow.ConnConfig{ReplyBacklog: backlog},
+		Logger:                  log,
 	})
 	if err != nil {
 		return usageErrorf("%w", err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,11 +70,7 @@ experiments:
 // The process exits with status 2 on bad input and 0 on success: checked
 // on the real main() by re-running this test binary as the command.
 func TestExperimentExitCodes(t *testing.T) {
-	if os.Getenv("PSEUDOCONG_TEST_MAIN") == "1" {
-		os.Args = append([]string{"pseudocong"}, strings.Fields(os.Getenv("PSEUDOCONG_TEST_ARGS"))...)
-		main()
-		os.Exit(0)
-	}
+	actAsMain()
 	out := t.TempDir()
 	for _, c := range []struct {
 		args string
@@ -85,20 +80,9 @@ func TestExperimentExitCodes(t *testing.T) {
 		{"experiment run smoke --workers -3 --out " + out, 2},
 		{"experiment run smoke --quiet --out " + out, 0},
 	} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestExperimentExitCodes$")
-		cmd.Env = append(os.Environ(), "PSEUDOCONG_TEST_MAIN=1", "PSEUDOCONG_TEST_ARGS="+c.args)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		code, stderr := runMain(t, "TestExperimentExitCodes", c.args)
 		if code != c.code {
-			t.Errorf("%q: exit code %d, want %d; stderr:\n%s", c.args, code, c.code, stderr.String())
+			t.Errorf("%q: exit code %d, want %d; stderr:\n%s", c.args, code, c.code, stderr)
 		}
 	}
 	for _, f := range []string{"summary.json", "report.md", "table1.csv", "handshake.csv", "data.csv", "table1.png"} {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,11 +14,7 @@ import (
 // (Go's panic exit status is 2 too, hence the check of stderr) and
 // tcam.capacity 1e10 failed every run: exit 1.
 func TestInputErrorsExitTwo(t *testing.T) {
-	if os.Getenv("PSEUDOCONG_TEST_MAIN") == "1" {
-		os.Args = append([]string{"pseudocong"}, strings.Fields(os.Getenv("PSEUDOCONG_TEST_ARGS"))...)
-		main()
-		os.Exit(0)
-	}
+	actAsMain()
 	src, err := os.ReadFile(filepath.Join("..", "..", "profile", "builtin", "pica8-p3297.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -74,19 +68,7 @@ experiments:
 		{"switch --profile " + capacity + " --listen ptcp:0:127.0.0.1", "tcam.capacity 10000000000"},
 		{"switch --profile " + badYAML + " --listen ptcp:0:127.0.0.1", "yaml"},
 	} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestInputErrorsExitTwo$")
-		cmd.Env = append(os.Environ(), "PSEUDOCONG_TEST_MAIN=1", "PSEUDOCONG_TEST_ARGS="+c.args)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		msg := stderr.String()
+		code, msg := runMain(t, "TestInputErrorsExitTwo", c.args)
 		if code != exitUsage || !strings.Contains(msg, c.want) || strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine") {
 			t.Errorf("%q: exit code %d, want %d with %q; stderr:\n%s", c.args, code, exitUsage, c.want, msg)
 		}

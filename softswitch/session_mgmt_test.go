@@ -46,22 +46,7 @@ func mgmtSwitchWith(t *testing.T, swCfg Config, cfg SessionConfig) (*Switch, *Se
 	if len(cfg.Listen) == 0 {
 		cfg.Listen = []string{"ptcp:0:127.0.0.1"}
 	}
-	sess, err := NewSession(sw, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = sess.Run(ctx); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("session did not stop")
-		}
-		sw.Close()
-	})
+	sess := runSession(t, sw, cfg)
 	return sw, sess, sess.ListenAddrs()[0].String(), out
 }
 

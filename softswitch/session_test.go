@@ -104,6 +104,13 @@ func startSession(t *testing.T, cfg SessionConfig, nports int) (*Switch, *Sessio
 		}
 	}
 	cfg.MinBackoff, cfg.MaxBackoff = 10*time.Millisecond, 50*time.Millisecond
+	return sw, runSession(t, sw, cfg)
+}
+
+// runSession starts a session of sw and stops it (and closes sw) when the
+// test ends.
+func runSession(t *testing.T, sw *Switch, cfg SessionConfig) *Session {
+	t.Helper()
 	sess, err := NewSession(sw, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -115,12 +122,12 @@ func startSession(t *testing.T, cfg SessionConfig, nports int) (*Switch, *Sessio
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(10 * time.Second): // generous: a busy machine
 			t.Error("session did not stop")
 		}
 		sw.Close()
 	})
-	return sw, sess
+	return sess
 }
 
 func TestHostileControllerNeverKillsTheSwitch(t *testing.T) {

@@ -17,10 +17,9 @@ busy=no
 [ $# -ge 2 ] && { [ "$2" = --busy ] && busy=yes || usage; }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-commit=$(git -C "$repo" rev-parse --short HEAD)
 dir=${SOAK_DIR:-$(mktemp -d /tmp/ci-soak.XXXXXX)}
 mkdir -p "$dir"
-echo "ci-soak: $n run(s) of .ci/run on main $commit, busy=$busy, logs in $dir"
+echo "ci-soak: $n run(s) of .ci/run on main (cloned anew for each run), busy=$busy, logs in $dir"
 
 hogs=()
 stop_hogs() {
@@ -36,6 +35,7 @@ for i in $(seq 1 "$n"); do
 	rm -rf "$run"
 	mkdir -p "$run"
 	git clone -q "$repo" "$run/main"
+	commit=$(git -C "$run/main" rev-parse --short HEAD)
 	if [ -d "$repo/../shared" ]; then
 		cp -r "$repo/../shared" "$run/shared"
 		chmod -R a-w "$run/shared"

@@ -1,10 +1,10 @@
 // Package flowsyntax reads and writes OpenFlow 1.0 flows in ovs-ofctl flow
-// syntax, e.g.
+// syntax, so that rule files for the proactive controller app look exactly
+// like the arguments of `ovs-ofctl add-flow`. For example:
 //
 //	priority=100,tcp,nw_dst=10.0.0.2,tp_dst=80,actions=output:2
 //
-// so that rule files for the proactive controller app look exactly like the
-// arguments of `ovs-ofctl add-flow`. Only what OpenFlow 1.0 can express is
+// Only what OpenFlow 1.0 can express is
 // accepted (no masks on Ethernet addresses, no NXM fields, table 0 only).
 package flowsyntax
 

@@ -1,6 +1,6 @@
 // Package sim is the sim backend of the experiments: one run of paper 000's
-// testbed (Fig. 3: NIC A — switch — NIC B, controller on its own link) on
-// the virtual clock. Hosts put real Ethernet/IPv4/TCP frames on modelled
+// testbed on the virtual clock (the paper's figure 3: NIC A — switch — NIC B,
+// controller on its own link). Hosts put real Ethernet/IPv4/TCP frames on modelled
 // links; the switch and controller exchange encoded OpenFlow 1.0 bytes over
 // an in-memory channel with a modelled latency; the switch's local CPU,
 // TCAM and flow table are the project's agent, tcam and flowtable packages.

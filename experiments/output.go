@@ -120,10 +120,11 @@ func resolveOutputDir(dir string) (dest string, exists bool, err error) {
 		if !e.Type().IsRegular() || !isOutputName(e.Name()) {
 			return "", false, fmt.Errorf("output directory %s: holds %s, which is not a run output; give a new or empty directory, or one holding only a previous run", dir, e.Name())
 		}
-		hasSummary = hasSummary || e.Name() == SummaryFile
+		// A shard's output (shard.json) is a previous run too.
+		hasSummary = hasSummary || e.Name() == SummaryFile || e.Name() == ShardFile
 	}
 	if !hasSummary {
-		return "", false, fmt.Errorf("output directory %s: not empty and holds no %s, so it is not a previous run; give a new or empty directory", dir, SummaryFile)
+		return "", false, fmt.Errorf("output directory %s: not empty and holds no %s or %s, so it is not a previous run; give a new or empty directory", dir, SummaryFile, ShardFile)
 	}
 	return dest, true, nil
 }
@@ -133,7 +134,13 @@ func isOutputName(name string) bool {
 	return slices.Contains([]string{".json", ".csv", ".png", ".md"}, filepath.Ext(name))
 }
 
-func writeOutputs(dir string, r *Result, create createFunc) (files []string, err error) {
+func writeOutputs(dir string, r *Result, create createFunc) ([]string, error) {
+	return writeDir(dir, func(tmp string) ([]string, error) { return writeFiles(tmp, r, create) })
+}
+
+// writeDir fills a fresh staging directory with fill and renames it to dir
+// (see above). Shard outputs (WriteShard) are written the same way.
+func writeDir(dir string, fill func(tmp string) ([]string, error)) (files []string, err error) {
 	dest, _, err := resolveOutputDir(dir)
 	if err != nil {
 		return nil, err
@@ -158,7 +165,7 @@ func writeOutputs(dir string, r *Result, create createFunc) (files []string, err
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: staging: %w", err)
 	}
-	files, err = writeFiles(tmp, r, create)
+	files, err = fill(tmp)
 	if err != nil {
 		return nil, err
 	}

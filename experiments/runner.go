@@ -38,6 +38,9 @@ type Options struct {
 	Progress func(done, total int, label string)
 	// Live tunes the live backend (backend_live.go).
 	Live LiveOptions
+	// Shard, if set, restricts the run to one shard of the grid; such a
+	// run goes through ExecuteShard (shard.go), not Execute.
+	Shard *Shard
 }
 
 // Cell is one run of the grid: one experiment at one base load, rate and
@@ -77,6 +80,9 @@ func rateString(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 // values. Input errors (unknown backend or profile, impossible
 // parameters) are *SpecError; the run itself fails only on a model error.
 func Execute(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
+	if opts.Shard != nil {
+		return nil, errors.New("experiments: a sharded run goes through ExecuteShard")
+	}
 	began := time.Now()
 	res, profName, err := prepare(spec, &opts)
 	if err != nil {
@@ -134,17 +140,30 @@ func prepare(spec *Spec, opts *Options) (*Result, string, error) {
 	if opts.Seed != nil {
 		seed = *opts.Seed
 	}
-	res := &Result{Spec: spec, Backend: opts.Backend, Profile: prof, Timers: timers, Seed: seed}
+	if opts.Shard != nil {
+		if err := opts.Shard.check(opts.Backend); err != nil {
+			return nil, "", &SpecError{spec.Source, err}
+		}
+	}
+	res := &Result{Spec: spec, Backend: opts.Backend, Profile: prof, Timers: timers, Seed: seed, Cells: grid(spec)}
+	return res, profName, nil
+}
+
+// grid lays out the cells of spec in grid order: experiments in spec
+// order, then base loads, rates and priority patterns. Shards are cut
+// from this order, so it must not depend on anything but the spec.
+func grid(spec *Spec) []Cell {
+	var cells []Cell
 	for _, e := range spec.Runs {
 		for _, l := range e.BaseLoads {
 			for _, r := range e.Rates {
 				for _, p := range e.Priorities {
-					res.Cells = append(res.Cells, Cell{Exp: e, BaseLoad: l, Rate: r, Priority: p})
+					cells = append(cells, Cell{Exp: e, BaseLoad: l, Rate: r, Priority: p})
 				}
 			}
 		}
 	}
-	return res, profName, nil
+	return cells
 }
 
 // runCells simulates the cells on a pool of workers. Each cell is a pure

@@ -17,7 +17,7 @@ func newExperimentCommand() *cobra.Command {
 		Use:   "experiment",
 		Short: "Run experiment specs (paper 000's tables and figures) and list them",
 	}
-	cmd.AddCommand(newExperimentRunCommand(), newExperimentListCommand())
+	cmd.AddCommand(newExperimentRunCommand(), newExperimentMergeCommand(), newExperimentListCommand())
 	return cmd
 }
 
@@ -36,6 +36,12 @@ directory beside --out and renamed into place when every file is on disk,
 so a failed run (a full disk) leaves no partial results. --out may be new,
 an empty directory, or a previous run's outputs, which are then replaced as
 a whole; any other directory is refused before the run.
+
+With --shard i/n (sim backend only) the run is shard i (from 0) of n: it
+runs the cells whose index in grid order is i mod n and writes only
+shard.json (their outcomes and what identifies the run) into --out;
+"experiment merge" combines the n shard directories into the outputs of
+the whole run (docs/scale.md).
 
 Exit code 2 means bad input (unknown spec, bad YAML, a profile or spec value
 out of its bounds, impossible parameters, bad flags, an --out that cannot
@@ -56,6 +62,7 @@ take the outputs); 1 means the run itself failed.`,
 	cmd.Flags().Int64("seed", -1, "seed (default: the spec's)")
 	cmd.Flags().Int("workers", 0, "runs in parallel (default: number of CPUs); results do not depend on it")
 	cmd.Flags().Bool("quiet", false, "no progress output")
+	cmd.Flags().String("shard", "", "run only shard i/n of the grid (i from 0, e.g. a Kubernetes JOB_COMPLETION_INDEX) and write shard.json for experiment merge")
 	return cmd
 }
 
@@ -86,6 +93,13 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 		seed := uint64(s)
 		opts.Seed = &seed
 	}
+	if s := v.GetString("shard"); s != "" {
+		sh, err := experiments.ParseShard(s)
+		if err != nil {
+			return usageErrorf("--shard: %w", err)
+		}
+		opts.Shard = &sh
+	}
 	// Everything the user gave is checked before the run, which can take
 	// minutes: the spec against the backend and profile, and --out.
 	if err := experiments.CheckInputs(spec, opts); err != nil {
@@ -100,6 +114,9 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(stderr, "running spec %s (%s), backend %s\n", spec.Name, spec.Source, opts.Backend)
 		opts.Progress = experiments.NewProgress(stderr).Update
 	}
+	if opts.Shard != nil {
+		return runShard(cmd, spec, opts, out)
+	}
 	res, err := experiments.Execute(cmd.Context(), spec, opts)
 	if err != nil {
 		var se *experiments.SpecError
@@ -107,6 +124,86 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 			return usageErrorf("%w", err)
 		}
 		return err
+	}
+	files, err := experiments.WriteOutputs(out, res)
+	if err != nil {
+		return err
+	}
+	printRunSummary(cmd.OutOrStdout(), res, out, files)
+	return nil
+}
+
+// runShard runs one shard of spec and writes its shard.json into out.
+func runShard(cmd *cobra.Command, spec *experiments.Spec, opts experiments.Options, out string) error {
+	sr, err := experiments.ExecuteShard(cmd.Context(), spec, opts)
+	if err != nil {
+		var se *experiments.SpecError
+		if errors.As(err, &se) {
+			return usageErrorf("%w", err)
+		}
+		return err
+	}
+	if _, err := experiments.WriteShard(out, sr); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		abs = out
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "spec %s shard %s: %d of %d runs in %.2f s (profile %s, seed %d)\nwrote %s\nwhen every shard is done: pseudocong experiment merge --out DIR SHARD_DIR...\n",
+		spec.Name, sr.Shard, len(sr.Run.Cells), sr.GridSize, sr.Run.Wall.Seconds(), sr.Run.Profile.Name, sr.Run.Seed,
+		filepath.Join(abs, experiments.ShardFile))
+	return nil
+}
+
+func newExperimentMergeCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "merge --out DIR SHARD_DIR...",
+		Short: "Combine the outputs of every shard of a run (experiment run --shard i/n) into the run's outputs",
+		Long: `Read shard.json from every SHARD_DIR (one per shard 0/n ... n-1/n of one
+run, in any order) and write into --out exactly what the unsharded run
+writes: summary.json, CSVs, figures, report.md, byte for byte apart from
+the wall time, which is the sum of the shards' (docs/scale.md). --out is
+written atomically, as by experiment run.
+
+Exit code 2 means the shards are not one whole run (a shard missing or
+given twice, shards of another spec, seed, profile or shard count, a
+directory without shard.json) or --out cannot take the outputs; nothing
+is written then. 1 means writing failed.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("experiment merge takes the shard directories, got none")
+			}
+			return nil
+		},
+		RunE: runMerge,
+	}
+	cmd.Flags().String("out", "results", "directory for the merged outputs: new, empty, or a previous run's (replaced as a whole)")
+	return cmd
+}
+
+func runMerge(cmd *cobra.Command, args []string) error {
+	out, err := cmd.Flags().GetString("out")
+	if err != nil {
+		return usageErrorf("%w", err)
+	}
+	if out == "" {
+		return usageErrorf("--out is required")
+	}
+	if err := experiments.CheckOutputDir(out); err != nil {
+		return usageErrorf("--out: %w", err)
+	}
+	// Writing over a shard would destroy an input of the merge.
+	if o, err := filepath.Abs(out); err == nil {
+		for _, d := range args {
+			if a, err := filepath.Abs(d); err == nil && a == o {
+				return usageErrorf("--out %s is one of the shard directories", out)
+			}
+		}
+	}
+	res, err := experiments.Merge(args)
+	if err != nil {
+		return usageErrorf("%w", err)
 	}
 	files, err := experiments.WriteOutputs(out, res)
 	if err != nil {

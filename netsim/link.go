@@ -50,8 +50,10 @@ type LinkConfig struct {
 	Drop func(p *Packet, why DropReason)
 }
 
-// LinkStats are a link's counters. Sent counts packets that finished
-// serialisation (lost ones included); Delivered those handed to Deliver.
+// LinkStats are a link's counters. Sent counts packets put on the wire
+// (serialisation begun), lost ones included: the loss model decides as a
+// packet starts, the wire then simply never delivers it. Delivered counts
+// those handed to Deliver.
 type LinkStats struct {
 	Sent, SentBytes           uint64
 	Delivered, DeliveredBytes uint64
@@ -68,10 +70,17 @@ type inFlight struct {
 
 // Link is one direction of a point-to-point link: a qdisc feeding a
 // transmitter of fixed rate, then a wire of fixed delay. It is sans-I/O on
-// a clock.Clock and arms at most three timers (transmitter done, next
-// delivery, shaper wake-up) whatever the load; every callback is a method
-// value made once, so the steady state allocates only what the clock's
-// own AfterFunc does.
+// a clock.Clock.
+//
+// Events are kept few, because they are the simulator's cost: a packet
+// starts the instant the transmitter is free (no event for that unless it
+// had to wait), and its arrival time, start + Len·8/Rate + Delay, is known
+// then, so each packet costs one delivery event, plus one "transmitter
+// free" event only if it queued behind another. The link has at most one
+// timer of each kind pending (transmitter free, next delivery, shaper
+// wake-up), every callback is a method value made once, and the rings
+// grow to the high-water mark once: the steady state allocates only what
+// the clock's own AfterFunc does.
 //
 // A Link is not safe for concurrent use: Send and the timer callbacks must
 // be serialised. The virtual clock does that by construction (one event
@@ -82,9 +91,9 @@ type Link struct {
 	cfg   LinkConfig
 	stats LinkStats
 
-	busy bool
-	cur  *Packet
-	rem  int64 // serialisation remainder (bit·ns units) carried to the next packet
+	freeAt    time.Time // the transmitter is busy until then
+	pullArmed bool      // a timer will pull the qdisc at freeAt
+	rem       int64     // serialisation remainder (nanobits) carried to the next packet
 
 	// The wire: packets in send order, which is arrival order because the
 	// delay is the same for all.
@@ -94,7 +103,7 @@ type Link struct {
 	wake   clock.Timer // shaper wake-up, if armed
 	wakeAt time.Time
 
-	txDone, deliver, wakeUp func()
+	onFree, deliver, wakeUp func()
 }
 
 func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
@@ -113,18 +122,18 @@ func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
 		return nil, fmt.Errorf("netsim: link: no Deliver func")
 	}
 	l := &Link{clk: clk, cfg: c}
-	l.txDone, l.deliver, l.wakeUp = l.onTxDone, l.onDeliver, l.onWake
+	l.onFree, l.deliver, l.wakeUp = l.free, l.onDeliver, l.onWake
 	return l, nil
 }
 
 func (l *Link) Stats() LinkStats { return l.stats }
 func (l *Link) Qdisc() Qdisc     { return l.cfg.Qdisc }
 
-// InFlight is the packets on the wire (serialised, not yet delivered).
+// InFlight is the packets on their way: being serialised or propagating.
 func (l *Link) InFlight() int { return l.pipe.n }
 
 // Busy reports whether the transmitter is sending a packet.
-func (l *Link) Busy() bool { return l.busy }
+func (l *Link) Busy() bool { return l.clk.Now().Before(l.freeAt) }
 
 // SerialisationTime is Len·8/Rate, rounded down to the nanosecond (the
 // link carries the remainder to the next packet, so its long-run rate is
@@ -143,15 +152,14 @@ func (l *Link) Send(p *Packet) Verdict {
 		l.drop(p, DropOversized)
 		return Dropped
 	}
-	v := l.cfg.Qdisc.Enqueue(p, l.clk.Now())
+	now := l.clk.Now()
+	v := l.cfg.Qdisc.Enqueue(p, now)
 	if v == Dropped {
 		l.stats.QdiscDropped++
 		l.drop(p, DropQdisc)
 		return v
 	}
-	if !l.busy {
-		l.pull()
-	}
+	l.kick(now)
 	return v
 }
 
@@ -161,11 +169,29 @@ func (l *Link) drop(p *Packet, why DropReason) {
 	}
 }
 
-// pull starts sending the qdisc's next packet, or arms the wake-up for
+// kick starts the next packet if the transmitter is free, or makes sure a
+// timer pulls the qdisc when it frees.
+func (l *Link) kick(now time.Time) {
+	if now.Before(l.freeAt) {
+		if !l.pullArmed {
+			l.pullArmed = true
+			l.clk.AfterFunc(l.freeAt.Sub(now), l.onFree)
+		}
+		return
+	}
+	l.pull(now)
+}
+
+func (l *Link) free() {
+	l.pullArmed = false
+	l.kick(l.clk.Now())
+}
+
+// pull puts the qdisc's next packet on the wire, or arms the wake-up for
 // when a shaper will let one go.
-func (l *Link) pull() {
-	now := l.clk.Now()
-	p, ok := l.cfg.Qdisc.Dequeue(now)
+func (l *Link) pull(now time.Time) {
+	q := l.cfg.Qdisc
+	p, ok := q.Dequeue(now)
 	if !ok {
 		l.armWake(now)
 		return
@@ -174,10 +200,26 @@ func (l *Link) pull() {
 		l.wake.Stop()
 		l.wake = nil
 	}
-	l.busy, l.cur = true, p
 	bits := int64(p.Len)*tokensPerByte + l.rem
 	l.rem = bits % l.cfg.Rate
-	l.clk.AfterFunc(time.Duration(bits/l.cfg.Rate), l.txDone)
+	l.freeAt = now.Add(time.Duration(bits / l.cfg.Rate))
+	l.stats.Sent++
+	l.stats.SentBytes += uint64(p.Len)
+	if l.cfg.Loss != nil && l.cfg.Loss.Lose(p) {
+		l.stats.Lost++
+		l.stats.LostBytes += uint64(p.Len)
+		l.drop(p, DropLost)
+	} else {
+		l.pipe.push(inFlight{p: p, at: l.freeAt.Add(l.cfg.Delay)})
+		if !l.armed { // for the head: packets from before may still be on the wire
+			l.armed = true
+			l.clk.AfterFunc(l.pipe.head().at.Sub(now), l.deliver)
+		}
+	}
+	if q.Len() > 0 && !l.pullArmed {
+		l.pullArmed = true
+		l.clk.AfterFunc(l.freeAt.Sub(now), l.onFree)
+	}
 }
 
 func (l *Link) armWake(now time.Time) {
@@ -199,52 +241,25 @@ func (l *Link) armWake(now time.Time) {
 
 func (l *Link) onWake() {
 	l.wake = nil
-	if !l.busy {
-		l.pull()
-	}
-}
-
-func (l *Link) onTxDone() {
-	p := l.cur
-	l.busy, l.cur = false, nil
-	l.stats.Sent++
-	l.stats.SentBytes += uint64(p.Len)
-	// Start the next packet before handing this one on: its first bit
-	// leaves the instant this one's last bit did.
-	l.pull()
-	if l.cfg.Loss != nil && l.cfg.Loss.Lose(p) {
-		l.stats.Lost++
-		l.stats.LostBytes += uint64(p.Len)
-		l.drop(p, DropLost)
-		return
-	}
-	if l.cfg.Delay == 0 {
-		l.hand(p)
-		return
-	}
-	l.pipe.push(inFlight{p: p, at: l.clk.Now().Add(l.cfg.Delay)})
-	if !l.armed {
-		l.armed = true
-		l.clk.AfterFunc(l.cfg.Delay, l.deliver)
-	}
+	l.kick(l.clk.Now())
 }
 
 func (l *Link) onDeliver() {
 	l.armed = false
 	now := l.clk.Now()
-	for l.pipe.n > 0 && !l.pipe.head().at.After(now) {
-		l.hand(l.pipe.pop())
+	// Only the packets on the wire now: one that Deliver sends back onto
+	// this link at this instant (a zero-time loop) gets an event of its
+	// own, so the clock's same-instant limit can catch a runaway loop.
+	for n := l.pipe.n; n > 0 && !l.pipe.head().at.After(now); n-- {
+		p := l.pipe.pop()
+		l.stats.Delivered++
+		l.stats.DeliveredBytes += uint64(p.Len)
+		l.cfg.Deliver(p)
 	}
-	if l.pipe.n > 0 {
+	if l.pipe.n > 0 && !l.armed { // Deliver may have sent on this link again
 		l.armed = true
 		l.clk.AfterFunc(l.pipe.head().at.Sub(now), l.deliver)
 	}
-}
-
-func (l *Link) hand(p *Packet) {
-	l.stats.Delivered++
-	l.stats.DeliveredBytes += uint64(p.Len)
-	l.cfg.Deliver(p)
 }
 
 // wire is a growable ring of packets in flight: it grows to the

@@ -164,3 +164,36 @@ func TestLinkConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// A Deliver that sends on the same link (a loop) while older packets are
+// still on the wire must not delay them: the delivery timer stays armed
+// for the wire's head, not for the packet just sent.
+func TestLinkDeliverSendsOnSameLink(t *testing.T) {
+	s := clock.NewSim(epoch)
+	rec := &recorder{clk: s}
+	var l *Link
+	looped := false
+	l = mustLink(t, s, LinkConfig{Rate: 8_000_000_000, Delay: 10 * time.Microsecond, Qdisc: mustDropTail(t, 10, 0), // 1000 B: 1 µs
+		Deliver: func(p *Packet) {
+			rec.deliver(p)
+			if !looped {
+				looped = true
+				l.Send(&Packet{Len: 1000, Meta: "c"})
+			}
+		}})
+	l.Send(&Packet{Len: 1000, Meta: "a"})
+	l.Send(&Packet{Len: 1000, Meta: "b"})
+	s.Run()
+	want := []struct {
+		meta string
+		at   time.Duration
+	}{{"a", 11 * time.Microsecond}, {"b", 12 * time.Microsecond}, {"c", 22 * time.Microsecond}}
+	if len(rec.pkts) != len(want) {
+		t.Fatalf("%d deliveries, want %d", len(rec.pkts), len(want))
+	}
+	for i, w := range want {
+		if rec.pkts[i].Meta != w.meta || rec.at[i] != w.at {
+			t.Errorf("delivery %d: %v at %v, want %s at %v", i, rec.pkts[i].Meta, rec.at[i], w.meta, w.at)
+		}
+	}
+}

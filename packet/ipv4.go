@@ -46,7 +46,8 @@ func (ip *IPv4) IsFragment() bool { return ip.Flags&IPv4MoreFragments != 0 || ip
 // DecodeFromBytes decodes the header at the start of b and returns the
 // datagram's payload: the bytes after the header up to TotalLength (so
 // Ethernet padding is dropped), or to the end of b when b is shorter than
-// TotalLength; truncated then reports the latter.
+// TotalLength; truncated then reports the latter. A TotalLength of 0 means
+// the whole of b.
 func (ip *IPv4) DecodeFromBytes(b []byte) (payload []byte, truncated bool, err error) {
 	if len(b) < IPv4MinLen {
 		return nil, false, errIPv4Short
@@ -62,6 +63,12 @@ func (ip *IPv4) DecodeFromBytes(b []byte) (payload []byte, truncated bool, err e
 	ip.TOS = b[1]
 	ip.TotalLength = binary.BigEndian.Uint16(b[2:4])
 	total := int(ip.TotalLength)
+	if total == 0 {
+		// Segmentation offload (and Linux BIG TCP above 64 KiB) hands
+		// over datagrams with total length 0: the frame is the datagram.
+		// gopacket reads them the same way.
+		total = len(b)
+	}
 	if total < hl {
 		return nil, false, errIPv4TotalLen
 	}

@@ -313,3 +313,18 @@ func BenchmarkBuildTCP(b *testing.B) {
 		}
 	}
 }
+
+// TestIPv4TotalLengthZero: a datagram from segmentation offload (total
+// length 0) spans the rest of the frame, as gopacket reads it.
+func TestIPv4TotalLengthZero(t *testing.T) {
+	p := packet.Packet{Layers: packet.LayerEthernet | packet.LayerIPv4 | packet.LayerTCP, Payload: make([]byte, 100)}
+	frame, err := p.AppendBinary(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame[16], frame[17] = 0, 0
+	var got packet.Packet
+	if err := got.DecodeFromBytes(frame); err != nil || !got.Layers.Has(packet.LayerTCP) || len(got.Payload) != 100 || got.Truncated {
+		t.Fatalf("err %v, layers %b, payload %d bytes", err, got.Layers, len(got.Payload))
+	}
+}

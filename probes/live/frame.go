@@ -5,9 +5,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-
+	"github.com/pseudocong/pseudocong/packet"
 	"github.com/pseudocong/pseudocong/probes"
 )
 
@@ -20,41 +18,50 @@ func EncodeFrame(p probes.ProbePacket, src, dst net.HardwareAddr) ([]byte, error
 	if !p.Tuple.SrcIP.Is4() || !p.Tuple.DstIP.Is4() {
 		return nil, fmt.Errorf("encode %v: only IPv4 tuples", p.Tuple)
 	}
-	eth := &layers.Ethernet{SrcMAC: src, DstMAC: dst, EthernetType: layers.EthernetTypeIPv4}
-	ip := &layers.IPv4{
-		Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, Flags: layers.IPv4DontFragment,
-		Id:    uint16(p.Index),
-		SrcIP: p.Tuple.SrcIP.AsSlice(), DstIP: p.Tuple.DstIP.AsSlice(),
+	pkt := packet.Packet{Layers: packet.LayerEthernet | packet.LayerIPv4 | packet.LayerTCP}
+	if err := setMACs(&pkt.Ethernet, src, dst); err != nil {
+		return nil, fmt.Errorf("encode %v %v: %w", p.Type, p.Tuple, err)
 	}
-	tcp := &layers.TCP{
-		SrcPort: layers.TCPPort(p.Tuple.SrcPort), DstPort: layers.TCPPort(p.Tuple.DstPort),
-		Seq: p.Seq, Ack: p.Ack, Window: 65535,
-	}
-	var payload []byte
+	pkt.IPv4 = packet.IPv4{TTL: 64, Flags: packet.IPv4DontFragment, ID: uint16(p.Index),
+		Src: p.Tuple.SrcIP.As4(), Dst: p.Tuple.DstIP.As4()}
+	tcp := &pkt.TCP
+	*tcp = packet.TCP{SrcPort: p.Tuple.SrcPort, DstPort: p.Tuple.DstPort, Seq: p.Seq, Ack: p.Ack, Window: 65535}
 	switch p.Type {
 	case probes.PacketSYN:
-		tcp.SYN = true
-		tcp.Options = []layers.TCPOption{{OptionType: layers.TCPOptionKindMSS, OptionLength: 4, OptionData: []byte{synMSS >> 8, synMSS & 0xff}}}
+		tcp.Flags = packet.TCPFlagSYN
+		tcp.Options = packet.TCPOptions{HasMSS: true, MSS: synMSS}
 	case probes.PacketSYNACK:
-		tcp.SYN, tcp.ACK = true, true
-		tcp.Options = []layers.TCPOption{{OptionType: layers.TCPOptionKindMSS, OptionLength: 4, OptionData: []byte{synMSS >> 8, synMSS & 0xff}}}
+		tcp.Flags = packet.TCPFlagSYN | packet.TCPFlagACK
+		tcp.Options = packet.TCPOptions{HasMSS: true, MSS: synMSS}
 	case probes.PacketData:
-		tcp.PSH, tcp.ACK = true, true
-		payload = make([]byte, p.PayloadLen)
+		tcp.Flags = packet.TCPFlagPSH | packet.TCPFlagACK
+		if p.PayloadLen < 0 {
+			return nil, fmt.Errorf("encode %v %v: payload length %d", p.Type, p.Tuple, p.PayloadLen)
+		}
+		pkt.Payload = make([]byte, p.PayloadLen)
 	case probes.PacketACK:
-		tcp.ACK = true
+		tcp.Flags = packet.TCPFlagACK
 	default:
 		return nil, fmt.Errorf("encode: packet type %v", p.Type)
 	}
-	if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
-		return nil, err
-	}
-	buf := gopacket.NewSerializeBuffer()
-	opts := gopacket.SerializeOptions{ComputeChecksums: true, FixLengths: true}
-	if err := gopacket.SerializeLayers(buf, opts, eth, ip, tcp, gopacket.Payload(payload)); err != nil {
+	frame, err := pkt.AppendBinary(make([]byte, 0, packet.EthernetLen+packet.IPv4MinLen+packet.TCPMinLen+4+len(pkt.Payload)))
+	if err != nil {
 		return nil, fmt.Errorf("encode %v %v: %w", p.Type, p.Tuple, err)
 	}
-	return buf.Bytes(), nil
+	return frame, nil
+}
+
+// setMACs copies src and dst, which must be Ethernet (6-byte) addresses.
+func setMACs(e *packet.Ethernet, src, dst net.HardwareAddr) error {
+	if len(src) != 6 {
+		return fmt.Errorf("invalid src MAC: %v", src)
+	}
+	if len(dst) != 6 {
+		return fmt.Errorf("invalid dst MAC: %v", dst)
+	}
+	copy(e.Src[:], src)
+	copy(e.Dst[:], dst)
+	return nil
 }
 
 // Decoded is a received frame as the endpoint sees it.
@@ -80,92 +87,67 @@ const (
 	FrameARPReply
 )
 
-// frameParser decodes frames without allocating per layer; not safe for
-// concurrent use (one per endpoint reader).
+// frameParser decodes frames into one reused packet.Packet, without
+// allocating per layer; not safe for concurrent use (one per endpoint
+// reader).
 type frameParser struct {
-	eth     layers.Ethernet
-	ip4     layers.IPv4
-	tcp     layers.TCP
-	arp     layers.ARP
-	payload gopacket.Payload
-	parser  *gopacket.DecodingLayerParser
-	decoded []gopacket.LayerType
+	pkt packet.Packet
 }
 
-func newFrameParser() *frameParser {
-	f := &frameParser{}
-	f.parser = gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &f.eth, &f.ip4, &f.tcp, &f.arp, &f.payload)
-	f.parser.IgnoreUnsupported = true
-	return f
-}
+func newFrameParser() *frameParser { return &frameParser{} }
 
 // decode classifies frame. TCP segments become probe packets: SYN (SYN
 // without ACK), SYN-ACK, DATA (any payload) or ACK (ACK, no payload);
-// RST and FIN segments are FrameOther.
+// RST and FIN segments are FrameOther. So are 802.1Q-tagged frames (the
+// endpoints' links are untagged) and IP fragments.
 func (f *frameParser) decode(frame []byte) Decoded {
-	f.decoded = f.decoded[:0]
-	_ = f.parser.DecodeLayers(frame, &f.decoded) // partial decodes are classified below
+	p := &f.pkt
+	_ = p.DecodeFromBytes(frame) // partial decodes are classified below
 	var d Decoded
-	var haveEth, haveIP, haveTCP, haveARP bool
-	for _, lt := range f.decoded {
-		switch lt {
-		case layers.LayerTypeEthernet:
-			haveEth = true
-		case layers.LayerTypeIPv4:
-			haveIP = true
-		case layers.LayerTypeTCP:
-			haveTCP = true
-		case layers.LayerTypeARP:
-			haveARP = true
-		}
-	}
-	if !haveEth {
+	if !p.Layers.Has(packet.LayerEthernet) {
 		return d
 	}
-	d.SrcMAC = append(net.HardwareAddr(nil), f.eth.SrcMAC...)
-	d.DstMAC = append(net.HardwareAddr(nil), f.eth.DstMAC...)
+	d.SrcMAC = append(net.HardwareAddr(nil), p.Ethernet.Src[:]...)
+	d.DstMAC = append(net.HardwareAddr(nil), p.Ethernet.Dst[:]...)
+	if p.Layers.Has(packet.LayerDot1Q) {
+		return d
+	}
 	switch {
-	case haveARP:
-		if f.arp.AddrType != layers.LinkTypeEthernet || f.arp.Protocol != layers.EthernetTypeIPv4 ||
-			len(f.arp.SourceProtAddress) != 4 || len(f.arp.DstProtAddress) != 4 {
-			return d
-		}
-		d.SenderIP, _ = netip.AddrFromSlice(f.arp.SourceProtAddress)
-		d.TargetIP, _ = netip.AddrFromSlice(f.arp.DstProtAddress)
-		d.SenderMAC = append(net.HardwareAddr(nil), f.arp.SourceHwAddress...)
-		switch f.arp.Operation {
-		case layers.ARPRequest:
+	case p.Layers.Has(packet.LayerARP):
+		a := &p.ARP
+		d.SenderIP, d.TargetIP = netip.AddrFrom4(a.SenderIP), netip.AddrFrom4(a.TargetIP)
+		d.SenderMAC = append(net.HardwareAddr(nil), a.SenderMAC[:]...)
+		switch a.Op {
+		case packet.ARPRequest:
 			d.Kind = FrameARPRequest
-		case layers.ARPReply:
+		case packet.ARPReply:
 			d.Kind = FrameARPReply
 		}
 		return d
-	case haveIP && haveTCP:
-		if f.ip4.Flags&layers.IPv4MoreFragments != 0 || f.ip4.FragOffset != 0 {
+	case p.Layers.Has(packet.LayerTCP):
+		if p.IPv4.IsFragment() {
 			return d
 		}
-		src, _ := netip.AddrFromSlice(f.ip4.SrcIP.To4())
-		dst, _ := netip.AddrFromSlice(f.ip4.DstIP.To4())
-		t := &f.tcp
-		p := probes.ProbePacket{
-			Tuple: probes.FiveTuple{SrcIP: src, DstIP: dst, SrcPort: uint16(t.SrcPort), DstPort: uint16(t.DstPort), Proto: probes.ProtoTCP},
-			Seq:   t.Seq, Ack: t.Ack, PayloadLen: len(t.Payload),
+		t := &p.TCP
+		pp := probes.ProbePacket{
+			Tuple: probes.FiveTuple{SrcIP: p.IPv4.SrcAddr(), DstIP: p.IPv4.DstAddr(), SrcPort: t.SrcPort, DstPort: t.DstPort, Proto: probes.ProtoTCP},
+			Seq:   t.Seq, Ack: t.Ack, PayloadLen: len(p.Payload),
 		}
 		switch {
-		case t.RST || t.FIN:
+		case t.Flags&(packet.TCPFlagRST|packet.TCPFlagFIN) != 0:
 			return d
-		case t.SYN && !t.ACK:
-			p.Type = probes.PacketSYN
-		case t.SYN && t.ACK:
-			p.Type = probes.PacketSYNACK
-		case len(t.Payload) > 0:
-			p.Type = probes.PacketData
-		case t.ACK:
-			p.Type = probes.PacketACK
+		case t.Flags.Has(packet.TCPFlagSYN) && !t.Flags.Has(packet.TCPFlagACK):
+			pp.Type = probes.PacketSYN
+		case t.Flags.Has(packet.TCPFlagSYN | packet.TCPFlagACK):
+			pp.Type = probes.PacketSYNACK
+		case len(p.Payload) > 0:
+			pp.Type = probes.PacketData
+		case t.Flags.Has(packet.TCPFlagACK):
+			pp.Type = probes.PacketACK
 		default:
 			return d
 		}
-		d.Kind, d.Probe = FrameProbe, p
+		d.Kind, d.Probe = FrameProbe, pp
 	}
 	return d
 }
@@ -174,24 +156,26 @@ func (f *frameParser) decode(frame []byte) Decoded {
 // a parser).
 func DecodeFrame(frame []byte) Decoded { return newFrameParser().decode(frame) }
 
-var broadcastMAC = net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-
 // EncodeARP builds an ARP request (to broadcast) or reply (to dstMAC).
 func EncodeARP(op uint16, srcMAC net.HardwareAddr, srcIP netip.Addr, dstMAC net.HardwareAddr, dstIP netip.Addr) ([]byte, error) {
-	ethDst, arpDst := dstMAC, dstMAC
-	if op == layers.ARPRequest {
-		ethDst, arpDst = broadcastMAC, net.HardwareAddr{0, 0, 0, 0, 0, 0}
+	if !srcIP.Is4() || !dstIP.Is4() {
+		return nil, fmt.Errorf("encode arp %v -> %v: only IPv4", srcIP, dstIP)
 	}
-	eth := &layers.Ethernet{SrcMAC: srcMAC, DstMAC: ethDst, EthernetType: layers.EthernetTypeARP}
-	arp := &layers.ARP{
-		AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4,
-		HwAddressSize: 6, ProtAddressSize: 4, Operation: op,
-		SourceHwAddress: srcMAC, SourceProtAddress: srcIP.AsSlice(),
-		DstHwAddress: arpDst, DstProtAddress: dstIP.AsSlice(),
+	pkt := packet.Packet{Layers: packet.LayerEthernet | packet.LayerARP}
+	pkt.ARP = packet.ARP{Op: op, SenderIP: srcIP.As4(), TargetIP: dstIP.As4()}
+	if op == packet.ARPRequest {
+		// Ask everyone; the target MAC is what we want to know.
+		dstMAC = net.HardwareAddr(packet.Broadcast[:])
+	} else if len(dstMAC) == 6 {
+		copy(pkt.ARP.TargetMAC[:], dstMAC)
 	}
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, eth, arp); err != nil {
+	if err := setMACs(&pkt.Ethernet, srcMAC, dstMAC); err != nil {
 		return nil, fmt.Errorf("encode arp: %w", err)
 	}
-	return buf.Bytes(), nil
+	pkt.ARP.SenderMAC = pkt.Ethernet.Src
+	frame, err := pkt.AppendBinary(make([]byte, 0, packet.MinFrameLen))
+	if err != nil {
+		return nil, fmt.Errorf("encode arp: %w", err)
+	}
+	return frame, nil
 }

@@ -65,7 +65,7 @@ type LinkStats struct {
 // inFlight is a packet between the transmitter and the far end.
 type inFlight struct {
 	p  *Packet
-	at time.Time
+	at int64 // ns since the link's base
 }
 
 // Link is one direction of a point-to-point link: a qdisc feeding a
@@ -91,9 +91,12 @@ type Link struct {
 	cfg   LinkConfig
 	stats LinkStats
 
-	freeAt    time.Time // the transmitter is busy until then
-	pullArmed bool      // a timer will pull the qdisc at freeAt
-	rem       int64     // serialisation remainder (nanobits) carried to the next packet
+	// Times are nanoseconds since base (the clock's time when the link was
+	// made): integer compares on the hot path instead of time.Time's.
+	base      time.Time
+	freeAt    int64 // the transmitter is busy until then
+	pullArmed bool  // a timer will pull the qdisc at freeAt
+	rem       int64 // serialisation remainder (nanobits) carried to the next packet
 
 	// The wire: packets in send order, which is arrival order because the
 	// delay is the same for all.
@@ -101,7 +104,7 @@ type Link struct {
 	armed bool // a delivery timer is pending for the wire's head
 
 	wake   clock.Timer // shaper wake-up, if armed
-	wakeAt time.Time
+	wakeAt int64
 
 	onFree, deliver, wakeUp func()
 }
@@ -121,7 +124,7 @@ func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
 	case c.Deliver == nil:
 		return nil, fmt.Errorf("netsim: link: no Deliver func")
 	}
-	l := &Link{clk: clk, cfg: c}
+	l := &Link{clk: clk, cfg: c, base: clk.Now()}
 	l.onFree, l.deliver, l.wakeUp = l.free, l.onDeliver, l.onWake
 	return l, nil
 }
@@ -133,7 +136,13 @@ func (l *Link) Qdisc() Qdisc     { return l.cfg.Qdisc }
 func (l *Link) InFlight() int { return l.pipe.n }
 
 // Busy reports whether the transmitter is sending a packet.
-func (l *Link) Busy() bool { return l.clk.Now().Before(l.freeAt) }
+func (l *Link) Busy() bool { _, now := l.now(); return now < l.freeAt }
+
+// now is the clock's time, and the same in ns since base.
+func (l *Link) now() (time.Time, int64) {
+	t := l.clk.Now()
+	return t, int64(t.Sub(l.base))
+}
 
 // SerialisationTime is Len·8/Rate, rounded down to the nanosecond (the
 // link carries the remainder to the next packet, so its long-run rate is
@@ -152,14 +161,14 @@ func (l *Link) Send(p *Packet) Verdict {
 		l.drop(p, DropOversized)
 		return Dropped
 	}
-	now := l.clk.Now()
-	v := l.cfg.Qdisc.Enqueue(p, now)
+	t, now := l.now()
+	v := l.cfg.Qdisc.Enqueue(p, t)
 	if v == Dropped {
 		l.stats.QdiscDropped++
 		l.drop(p, DropQdisc)
 		return v
 	}
-	l.kick(now)
+	l.kick(t, now)
 	return v
 }
 
@@ -171,29 +180,29 @@ func (l *Link) drop(p *Packet, why DropReason) {
 
 // kick starts the next packet if the transmitter is free, or makes sure a
 // timer pulls the qdisc when it frees.
-func (l *Link) kick(now time.Time) {
-	if now.Before(l.freeAt) {
+func (l *Link) kick(t time.Time, now int64) {
+	if now < l.freeAt {
 		if !l.pullArmed {
 			l.pullArmed = true
-			l.clk.AfterFunc(l.freeAt.Sub(now), l.onFree)
+			l.clk.AfterFunc(time.Duration(l.freeAt-now), l.onFree)
 		}
 		return
 	}
-	l.pull(now)
+	l.pull(t, now)
 }
 
 func (l *Link) free() {
 	l.pullArmed = false
-	l.kick(l.clk.Now())
+	l.kick(l.now())
 }
 
 // pull puts the qdisc's next packet on the wire, or arms the wake-up for
 // when a shaper will let one go.
-func (l *Link) pull(now time.Time) {
+func (l *Link) pull(t time.Time, now int64) {
 	q := l.cfg.Qdisc
-	p, ok := q.Dequeue(now)
+	p, ok := q.Dequeue(t)
 	if !ok {
-		l.armWake(now)
+		l.armWake(t, now)
 		return
 	}
 	if l.wake != nil {
@@ -202,7 +211,7 @@ func (l *Link) pull(now time.Time) {
 	}
 	bits := int64(p.Len)*tokensPerByte + l.rem
 	l.rem = bits % l.cfg.Rate
-	l.freeAt = now.Add(time.Duration(bits / l.cfg.Rate))
+	l.freeAt = now + bits/l.cfg.Rate
 	l.stats.Sent++
 	l.stats.SentBytes += uint64(p.Len)
 	if l.cfg.Loss != nil && l.cfg.Loss.Lose(p) {
@@ -210,47 +219,47 @@ func (l *Link) pull(now time.Time) {
 		l.stats.LostBytes += uint64(p.Len)
 		l.drop(p, DropLost)
 	} else {
-		l.pipe.push(inFlight{p: p, at: l.freeAt.Add(l.cfg.Delay)})
+		l.pipe.push(inFlight{p: p, at: l.freeAt + int64(l.cfg.Delay)})
 		if !l.armed { // for the head: packets from before may still be on the wire
 			l.armed = true
-			l.clk.AfterFunc(l.pipe.head().at.Sub(now), l.deliver)
+			l.clk.AfterFunc(time.Duration(l.pipe.head().at-now), l.deliver)
 		}
 	}
 	if q.Len() > 0 && !l.pullArmed {
 		l.pullArmed = true
-		l.clk.AfterFunc(l.freeAt.Sub(now), l.onFree)
+		l.clk.AfterFunc(time.Duration(l.freeAt-now), l.onFree)
 	}
 }
 
-func (l *Link) armWake(now time.Time) {
-	t, ok := l.cfg.Qdisc.NextReady(now)
+func (l *Link) armWake(t time.Time, now int64) {
+	ready, ok := l.cfg.Qdisc.NextReady(t)
 	if !ok {
 		return
 	}
+	// A qdisc that says "ready now" yet refused Dequeue would make a
+	// zero-delay loop; wait a nanosecond instead.
+	d := max(ready.Sub(t), time.Nanosecond)
 	if l.wake != nil {
-		if !l.wakeAt.After(t) {
+		if l.wakeAt <= now+int64(d) {
 			return // already due no later
 		}
 		l.wake.Stop()
 	}
-	// A qdisc that says "ready now" yet refused Dequeue would make a
-	// zero-delay loop; wait a nanosecond instead.
-	d := max(t.Sub(now), time.Nanosecond)
-	l.wake, l.wakeAt = l.clk.AfterFunc(d, l.wakeUp), now.Add(d)
+	l.wake, l.wakeAt = l.clk.AfterFunc(d, l.wakeUp), now+int64(d)
 }
 
 func (l *Link) onWake() {
 	l.wake = nil
-	l.kick(l.clk.Now())
+	l.kick(l.now())
 }
 
 func (l *Link) onDeliver() {
 	l.armed = false
-	now := l.clk.Now()
+	_, now := l.now()
 	// Only the packets on the wire now: one that Deliver sends back onto
 	// this link at this instant (a zero-time loop) gets an event of its
 	// own, so the clock's same-instant limit can catch a runaway loop.
-	for n := l.pipe.n; n > 0 && !l.pipe.head().at.After(now); n-- {
+	for n := l.pipe.n; n > 0 && l.pipe.head().at <= now; n-- {
 		p := l.pipe.pop()
 		l.stats.Delivered++
 		l.stats.DeliveredBytes += uint64(p.Len)
@@ -258,7 +267,7 @@ func (l *Link) onDeliver() {
 	}
 	if l.pipe.n > 0 && !l.armed { // Deliver may have sent on this link again
 		l.armed = true
-		l.clk.AfterFunc(l.pipe.head().at.Sub(now), l.deliver)
+		l.clk.AfterFunc(time.Duration(l.pipe.head().at-now), l.deliver)
 	}
 }
 

@@ -2,89 +2,74 @@ package loadgen
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/packet"
 )
 
 const (
-	frameLen    = 60 // a minimum Ethernet frame (no FCS)
-	packetInLen = 18 + frameLen
+	frameLen    = packet.MinFrameLen // a minimum Ethernet frame (no FCS)
+	packetInLen = 18 + frameLen      // ofp_packet_in (18 bytes) + frame
 	nBuffers    = 256
 )
 
 // hostMAC is host i of switch sw: locally administered, unique per switch.
-func hostMAC(sw, i int) [6]byte {
-	return [6]byte{0x02, byte(sw >> 8), byte(sw), byte(i >> 16), byte(i >> 8), byte(i)}
+func hostMAC(sw, i int) packet.MAC {
+	return packet.MAC{0x02, byte(sw >> 8), byte(sw), byte(i >> 16), byte(i >> 8), byte(i)}
 }
 
 // hostIP is 10.x.y.z for host i (unique for i < 2^24).
-func hostIP(i int) uint32 { return 10<<24 | uint32(i)&0xffffff }
+func hostIP(i int) [4]byte {
+	var a [4]byte
+	binary.BigEndian.PutUint32(a[:], 10<<24|uint32(i)&0xffffff)
+	return a
+}
 
 // portOf is the switch port host i sits behind.
 func portOf(i, ports int) uint16 { return uint16(i%ports + 1) }
 
-// appendPacketIn appends a PACKET_IN header for a frame of frameLen bytes.
-func appendPacketIn(b []byte, xid, bufferID uint32, inPort uint16) []byte {
-	b = append(b, openflow.Version, byte(openflow.TypePacketIn), 0, packetInLen, 0, 0, 0, 0)
-	binary.BigEndian.PutUint32(b[len(b)-4:], xid)
-	b = binary.BigEndian.AppendUint32(b, bufferID)
-	b = binary.BigEndian.AppendUint16(b, frameLen)
-	b = binary.BigEndian.AppendUint16(b, inPort)
-	return append(b, openflow.PacketInReasonNoMatch, 0)
+// appendPacketIn appends a PACKET_IN (reason no match) carrying the frame
+// p describes.
+func appendPacketIn(b []byte, xid, bufferID uint32, inPort uint16, p *packet.Packet) []byte {
+	var scratch [frameLen]byte
+	frame, err := p.AppendBinary(scratch[:0])
+	if err == nil && len(frame) != frameLen {
+		err = fmt.Errorf("frame of %d bytes, want %d", len(frame), frameLen)
+	}
+	var m openflow.PacketIn
+	if err == nil {
+		m = openflow.PacketIn{Header: openflow.Header{Xid: xid}, BufferID: bufferID, TotalLen: uint16(len(frame)),
+			InPort: inPort, Reason: openflow.PacketInReasonNoMatch, Data: frame}
+		b, err = m.AppendBinary(b)
+	}
+	if err != nil {
+		// The frames here are fixed minimum-size ARP and TCP SYN frames:
+		// failing to encode one is a bug, not a runtime condition.
+		panic(fmt.Sprintf("loadgen: encoding PACKET_IN xid %d: %v", xid, err))
+	}
+	return b
 }
 
 // appendGratuitousARP appends a PACKET_IN carrying host i's gratuitous ARP
 // (broadcast, unbuffered), from which a learning controller learns where i is.
 func appendGratuitousARP(b []byte, sw, i, ports int, xid uint32) []byte {
-	b = appendPacketIn(b, xid, openflow.NoBuffer, portOf(i, ports))
 	mac := hostMAC(sw, i)
-	start := len(b)
-	b = append(b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
-	b = append(b, mac[:]...)
-	b = append(b, 0x08, 0x06)                       // ARP
-	b = append(b, 0, 1, 0x08, 0, 6, 4, 0, 1)        // Ethernet/IPv4, request
-	b = append(b, mac[:]...)                        // sender MAC
-	b = binary.BigEndian.AppendUint32(b, hostIP(i)) // sender IP
-	b = append(b, 0, 0, 0, 0, 0, 0)                 // target MAC
-	b = binary.BigEndian.AppendUint32(b, hostIP(i)) // target IP = sender: gratuitous
-	for len(b)-start < frameLen {
-		b = append(b, 0)
-	}
-	return b
+	p := packet.Packet{Layers: packet.LayerEthernet | packet.LayerARP}
+	p.Ethernet = packet.Ethernet{Dst: packet.Broadcast, Src: mac}
+	// Target IP = sender IP: gratuitous.
+	p.ARP = packet.ARP{Op: packet.ARPRequest, SenderMAC: mac, SenderIP: hostIP(i), TargetIP: hostIP(i)}
+	return appendPacketIn(b, xid, openflow.NoBuffer, portOf(i, ports), &p)
 }
 
 // appendFlowPacketIn appends a buffered PACKET_IN of a TCP SYN from host src
 // to host dst: a new flow for a controller that knows both hosts.
 func appendFlowPacketIn(b []byte, sw, src, dst, ports int, xid, bufferID uint32, srcPort uint16) []byte {
-	b = appendPacketIn(b, xid, bufferID, portOf(src, ports))
-	srcMAC, dstMAC := hostMAC(sw, src), hostMAC(sw, dst)
-	start := len(b)
-	b = append(b, dstMAC[:]...)
-	b = append(b, srcMAC[:]...)
-	b = append(b, 0x08, 0x00)
-	ip := len(b)
-	b = append(b, 0x45, 0, 0, 40, 0, 0, 0x40, 0, 64, 6, 0, 0) // 20+20 bytes, DF, TTL 64, TCP
-	b = binary.BigEndian.AppendUint32(b, hostIP(src))
-	b = binary.BigEndian.AppendUint32(b, hostIP(dst))
-	binary.BigEndian.PutUint16(b[ip+10:], ipChecksum(b[ip:ip+20]))
-	b = binary.BigEndian.AppendUint16(b, srcPort)
-	b = binary.BigEndian.AppendUint16(b, 80)
-	b = append(b, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0) // seq 1, SYN
-	for len(b)-start < frameLen {
-		b = append(b, 0)
-	}
-	return b
-}
-
-func ipChecksum(h []byte) uint16 {
-	var sum uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(h[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
+	p := packet.Packet{Layers: packet.LayerEthernet | packet.LayerIPv4 | packet.LayerTCP}
+	p.Ethernet = packet.Ethernet{Dst: hostMAC(sw, dst), Src: hostMAC(sw, src)}
+	p.IPv4 = packet.IPv4{Flags: packet.IPv4DontFragment, TTL: 64, Src: hostIP(src), Dst: hostIP(dst)}
+	p.TCP = packet.TCP{SrcPort: srcPort, DstPort: 80, Seq: 1, Flags: packet.TCPFlagSYN, Window: 0xffff}
+	return appendPacketIn(b, xid, bufferID, portOf(src, ports), &p)
 }
 
 // flowTemplates pre-encodes n PACKET_INs of distinct flows between hosts on
@@ -118,7 +103,7 @@ func isResponse(msg []byte) bool {
 			return false
 		}
 		data := 16 + int(binary.BigEndian.Uint16(msg[14:16]))
-		if data+14 <= len(msg) && binary.BigEndian.Uint16(msg[data+12:data+14]) == 0x88cc {
+		if data+14 <= len(msg) && packet.EtherType(binary.BigEndian.Uint16(msg[data+12:data+14])) == packet.EtherTypeLLDP {
 			return false
 		}
 		return true

@@ -76,3 +76,28 @@ func benchChain(b *testing.B, hops, inFlight int) {
 	}
 	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "hops/s")
 }
+
+// The hot path allocates nothing of its own: a packet crossing an idle
+// link costs one event, and the only allocation is the virtual clock's
+// timer for it.
+func TestLinkHopAllocations(t *testing.T) {
+	s := clock.NewSim(epoch)
+	q := mustDropTail(t, 100, 0)
+	delivered := 0
+	l := mustLink(t, s, LinkConfig{Rate: 1e9, Delay: time.Millisecond, Qdisc: q, Deliver: func(*Packet) { delivered++ }})
+	p := &Packet{Len: 1500}
+	for range 100 { // grow the rings
+		l.Send(p)
+	}
+	s.Run()
+	allocs := testing.AllocsPerRun(1000, func() {
+		l.Send(p)
+		s.Run()
+	})
+	if allocs > 1 {
+		t.Errorf("%.1f allocations per hop, want at most 1 (the clock's timer)", allocs)
+	}
+	if delivered != 100+1001 {
+		t.Errorf("delivered %d, want %d", delivered, 100+1001)
+	}
+}

@@ -3,27 +3,15 @@ package softswitch
 import (
 	"encoding/binary"
 
+	"github.com/pseudocong/pseudocong/packet"
 	"github.com/pseudocong/pseudocong/softswitch/flowtable"
 )
 
 // Frame rewrites for the set-field actions. Checksums are updated
 // incrementally (RFC 1624), so a frame whose checksums were right stays
 // right, and one whose checksums were wrong (e.g. left to an offloading
-// NIC) stays wrong by the same amount.
-
-// csumReplace16 updates a one's-complement checksum for a 16-bit word
-// changing from old to new: HC' = ~(~HC + ~m + m').
-func csumReplace16(sum, old, new uint16) uint16 {
-	s := uint32(^sum) + uint32(^old) + uint32(new)
-	s = (s & 0xffff) + (s >> 16)
-	s = (s & 0xffff) + (s >> 16)
-	return ^uint16(s)
-}
-
-func csumReplace32(sum uint16, old, new uint32) uint16 {
-	sum = csumReplace16(sum, uint16(old>>16), uint16(new>>16))
-	return csumReplace16(sum, uint16(old), uint16(new))
-}
+// NIC) stays wrong by the same amount. The update is packet's
+// UpdateChecksum16/32.
 
 // l4ChecksumOffset is the offset of the checksum inside a TCP or UDP
 // header, or -1.
@@ -68,8 +56,8 @@ func setNwAddr(pkt []byte, l flowtable.Layout, at int, addr uint32) {
 		return
 	}
 	binary.BigEndian.PutUint32(ip[at:], addr)
-	binary.BigEndian.PutUint16(ip[10:], csumReplace32(binary.BigEndian.Uint16(ip[10:]), old, addr))
-	updateL4Checksum(pkt, l, ip[9], func(sum uint16) uint16 { return csumReplace32(sum, old, addr) })
+	binary.BigEndian.PutUint16(ip[10:], packet.UpdateChecksum32(binary.BigEndian.Uint16(ip[10:]), old, addr))
+	updateL4Checksum(pkt, l, ip[9], func(sum uint16) uint16 { return packet.UpdateChecksum32(sum, old, addr) })
 }
 
 // setNwTos rewrites the DSCP bits and keeps ECN.
@@ -81,7 +69,7 @@ func setNwTos(pkt []byte, l flowtable.Layout, tos uint8) {
 	oldWord := binary.BigEndian.Uint16(ip[0:])
 	ip[1] = ip[1]&0x03 | tos&0xfc
 	newWord := binary.BigEndian.Uint16(ip[0:])
-	binary.BigEndian.PutUint16(ip[10:], csumReplace16(binary.BigEndian.Uint16(ip[10:]), oldWord, newWord))
+	binary.BigEndian.PutUint16(ip[10:], packet.UpdateChecksum16(binary.BigEndian.Uint16(ip[10:]), oldWord, newWord))
 }
 
 // setTpPort rewrites the TCP/UDP source (at 0) or destination (at 2) port.
@@ -96,7 +84,7 @@ func setTpPort(pkt []byte, l flowtable.Layout, at int, port uint16) {
 	p := pkt[l.L4Offset+at:]
 	old := binary.BigEndian.Uint16(p)
 	binary.BigEndian.PutUint16(p, port)
-	updateL4Checksum(pkt, l, proto, func(sum uint16) uint16 { return csumReplace16(sum, old, port) })
+	updateL4Checksum(pkt, l, proto, func(sum uint16) uint16 { return packet.UpdateChecksum16(sum, old, port) })
 }
 
 const tpidVLAN = 0x8100

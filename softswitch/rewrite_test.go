@@ -8,6 +8,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/packet"
 )
 
 // recomputed decodes a frame with gopacket and serializes it again with
@@ -144,7 +145,7 @@ func TestCsumReplace(t *testing.T) {
 	for i, nv := range []uint16{0xffff, 0, 0x1234, 0xfffe} {
 		old := words[(i*3)%len(words)]
 		words[(i*3)%len(words)] = nv
-		sum = csumReplace16(sum, old, nv)
+		sum = packet.UpdateChecksum16(sum, old, nv)
 		if want := full(words); sum != want && !(sum == 0xffff && want == 0) && !(sum == 0 && want == 0xffff) {
 			t.Fatalf("step %d: incremental %#x, full %#x", i, sum, want)
 		}

@@ -322,3 +322,29 @@ func toGopacketTCP(r *rand.Rand, t *packet.TCP) *layers.TCP {
 }
 
 func be32b(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)} }
+
+// BenchmarkDecodeTCPGopacket is BenchmarkDecodeTCP with gopacket's
+// DecodingLayerParser, for comparison.
+func BenchmarkDecodeTCPGopacket(b *testing.B) {
+	p := packet.Packet{Layers: packet.LayerEthernet | packet.LayerIPv4 | packet.LayerTCP, Payload: make([]byte, 1400)}
+	p.TCP.Flags = packet.TCPFlagACK
+	p.TCP.Options = packet.TCPOptions{HasTimestamps: true, NumSACK: 2}
+	frame, err := p.AppendBinary(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var (
+		eth layers.Ethernet
+		ip  layers.IPv4
+		tcp layers.TCP
+		pl  gopacket.Payload
+	)
+	parser := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &eth, &ip, &tcp, &pl)
+	decoded := make([]gopacket.LayerType, 0, 4)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := parser.DecodeLayers(frame, &decoded); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

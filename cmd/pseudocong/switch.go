@@ -136,6 +136,7 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 		defer closePorts()
 		nports = 0
 	}
+	ports := max(nports, len(v.GetStringSlice("port"))) // for the log line
 	for i := 1; i <= nports; i++ {
 		no := uint16(i)
 		if err := sw.AddPort(softswitch.NewMemPort(no, fmt.Sprintf("mem%d", i), softswitch.MemPortMAC(dpid, no), discardFrame)); err != nil {
@@ -180,7 +181,7 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	log.Info("switch running", "dpid", fmt.Sprintf("%016x", dpid), "controller", controller,
-		"fail_mode", failMode.String(), "ports", nports, "profile", dp.profile.Name)
+		"fail_mode", failMode.String(), "ports", ports, "profile", dp.profile.Name)
 	return sess.Run(ctx)
 }
 

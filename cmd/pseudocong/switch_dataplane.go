@@ -39,8 +39,9 @@ func loadSwitchDataPlane(profileArg string, tableSize int) (switchDataPlane, err
 	}
 	d := switchDataPlane{profile: p, backing: pipeline.BackingCapacity(p, 0)}
 	if tableSize != 0 {
-		if tableSize <= p.TCAM.Capacity {
-			return switchDataPlane{}, usageErrorf("--table-size %d: must exceed the %d-entry TCAM of profile %s", tableSize, p.TCAM.Capacity, p.Name)
+		if tableSize <= p.TCAM.Capacity || tableSize-p.TCAM.Capacity > profile.MaxBackingCapacity {
+			return switchDataPlane{}, usageErrorf("--table-size %d: must be in [%d, %d]: more than the %d-entry TCAM of profile %s, at most %d more (the backing table's bound)",
+				tableSize, p.TCAM.Capacity+1, p.TCAM.Capacity+profile.MaxBackingCapacity, p.TCAM.Capacity, p.Name, profile.MaxBackingCapacity)
 		}
 		d.backing = tableSize - p.TCAM.Capacity
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/profile"
 	"github.com/pseudocong/pseudocong/softswitch"
 	"github.com/pseudocong/pseudocong/softswitch/dataplane"
 	"github.com/pseudocong/pseudocong/tcam"
@@ -45,6 +47,21 @@ func TestSwitchTableSizeFromProfile(t *testing.T) {
 				t.Errorf("backing, table = %d, %d; want %d, %d", d.backing, d.tableCapacity, tc.wantBacking, tc.wantTable)
 			}
 		})
+	}
+}
+
+// --table-size out of range is a usage error naming the range, before any
+// table is allocated (1e12 used to be accepted and allocate at run time).
+func TestSwitchTableSizeBounds(t *testing.T) {
+	for _, size := range []int{-1, 4000, 4000 + profile.MaxBackingCapacity + 1, 1e12} {
+		_, err := loadSwitchDataPlane("pica8-p3297", size)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "must be in [4001, ") {
+			t.Errorf("--table-size %d: %v, want a usage error naming the range", size, err)
+		}
+	}
+	if _, err := loadSwitchDataPlane("pica8-p3297", 4000+profile.MaxBackingCapacity); err != nil {
+		t.Errorf("largest --table-size refused: %v", err)
 	}
 }
 

@@ -11,7 +11,6 @@ type fifo struct {
 	bytes int
 }
 
-func (f *fifo) len() int { return f.n }
 
 func (f *fifo) push(p *Packet) {
 	if f.n == len(f.buf) {

@@ -11,7 +11,6 @@ type fifo struct {
 	bytes int
 }
 
-
 func (f *fifo) push(p *Packet) {
 	if f.n == len(f.buf) {
 		f.grow()

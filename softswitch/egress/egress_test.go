@@ -30,6 +30,8 @@ func newLateClock(max time.Duration) *lateClock {
 }
 
 func (c *lateClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	// A wall-clock timer is late even when due at once (d ≤ 0).
+	d = max(d, 0)
 	if c.max > 0 {
 		d += time.Duration(c.rng.Int64N(int64(c.max)))
 	}
@@ -126,12 +128,17 @@ func TestTBFRateExactOnLateTimers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// 1500 B every 300 µs is 40 Mbit/s.
+		// 100 frames of 500 B every 10 ms is 40 Mbit/s, in batches so
+		// that between them only the shaper's timers send: a frame's
+		// worth of tokens (200 µs) comes faster than a late timer, so a
+		// shaper sending one frame per wake-up would fall behind.
 		const d = 5 * time.Second
-		offer(t, clk.Sim, s, 1500, 300*time.Microsecond, d)
+		for range 100 {
+			offer(t, clk.Sim, s, 500, 10*time.Millisecond, d)
+		}
 		clk.RunUntil(t0.Add(d))
 		want := 20e6/8*d.Seconds() + 32<<10
-		if got := float64(k.bytes); got < want*0.999 || got > want+1500 {
+		if got := float64(k.bytes); got < want*0.999 || got > want+500 {
 			t.Errorf("late %v: sent %.0f bytes in %v, want %.0f (0.1 %%)", late, got, d, want)
 		}
 		st := s.Stats()

@@ -31,8 +31,8 @@ dial; ptcp:PORT[:HOST], pssl:PORT[:HOST], punix:PATH to listen. ssl targets
 need --private-key, --certificate and --ca-cert.
 
 Without a connected controller, --fail-mode secure drops table misses and
-standalone forwards them as an L2 learning switch. Ports are in-memory for
-now (--ports N creates ports 1..N).`,
+standalone forwards them as an L2 learning switch. Ports are in-memory
+(--ports N creates ports 1..N) unless --port names Linux interfaces.` + linkEmuHelp,
 		Args: cobra.NoArgs,
 		RunE: runSwitch,
 	}
@@ -47,6 +47,7 @@ now (--ports N creates ports 1..N).`,
 	f.Int("ports", 4, "number of in-memory ports to create (1..N); ignored with --port")
 	f.StringArray("port", nil, "Linux interface to use as a port via AF_PACKET (repeatable; numbered 1, 2, ... in order)")
 	f.Int("tpacket-version", 0, "AF_PACKET ring version for --port, 2 or 3 (0: 2, which adds no latency)")
+	addLinkEmuFlags(f)
 	f.Int("buffers", 256, "packet buffers for PACKET_IN (n_buffers); 0 disables buffering")
 	f.Int("table-size", 0, "flow table capacity, TCAM + backing table; overrides the profile's backing_table.capacity (0: TCAM + the profile's backing table)")
 	f.String("metrics-addr", "", "serve Prometheus metrics on HOST:PORT (empty: off)")
@@ -128,8 +129,12 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer pl.Stop()
+	emu, err := parseLinkEmu(v, v.GetStringSlice("port"))
+	if err != nil {
+		return err
+	}
 	if ifnames := v.GetStringSlice("port"); len(ifnames) > 0 {
-		closePorts, err := addLinuxPorts(sw, ifnames, v.GetInt("tpacket-version"), reg, log)
+		closePorts, err := addLinuxPorts(sw, ifnames, v.GetInt("tpacket-version"), emu, reg, log)
 		if err != nil {
 			return err
 		}

@@ -6,17 +6,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/openflow"
 	"github.com/pseudocong/pseudocong/softswitch"
 	"github.com/pseudocong/pseudocong/softswitch/afport"
+	"github.com/pseudocong/pseudocong/softswitch/egress"
 )
 
 // addLinuxPorts opens each interface (--port, in order) as an AF_PACKET
 // port numbered 1, 2, … — stable across restarts, shown by ovs-ofctl
 // show — adds it to the switch and starts it, and exports the ports'
-// AF_PACKET counters (pseudocong_afport_*) on reg. The returned function
-// closes them all.
-func addLinuxPorts(sw *softswitch.Switch, ifnames []string, tpacketVersion int, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
+// AF_PACKET counters (pseudocong_afport_*) on reg. A port with an entry in
+// emu transmits through its emulated link (pseudocong_port_egress_*). The
+// returned function closes them all.
+func addLinuxPorts(sw *softswitch.Switch, ifnames []string, tpacketVersion int, emu map[string]egress.Config, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
 	if len(ifnames) > int(openflow.PortMax) {
 		return nil, usageErrorf("%d --port flags: at most %d", len(ifnames), openflow.PortMax)
 	}
@@ -24,8 +27,18 @@ func addLinuxPorts(sw *softswitch.Switch, ifnames []string, tpacketVersion int, 
 	if err != nil {
 		return nil, err
 	}
+	var egMet *egress.Metrics
+	if len(emu) > 0 {
+		if egMet, err = egress.NewMetrics(reg); err != nil {
+			return nil, err
+		}
+	}
 	var opened []*afport.Port
+	var shapers []*egress.Shaper
 	closeAll := func() {
+		for _, s := range shapers { // first: no write after the socket closed
+			s.Close()
+		}
 		for _, p := range opened {
 			if err := p.Close(); err != nil {
 				log.Warn("close port", "port", p.No(), "iface", p.Name(), "err", err)
@@ -46,7 +59,21 @@ func addLinuxPorts(sw *softswitch.Switch, ifnames []string, tpacketVersion int, 
 		}
 		opened = append(opened, p)
 		met.Add(p)
-		if err := sw.AddPort(p); err != nil {
+		var sp softswitch.Port = p
+		if c, ok := emu[name]; ok && c.Enabled() {
+			c.Logger = log.With("port", p.No(), "iface", name)
+			eg, err := egress.New(clock.Wall{}, p.Transmit, c)
+			if err != nil {
+				closeAll()
+				return nil, usageErrorf("--port %s link emulation: %w", name, err)
+			}
+			shapers = append(shapers, eg)
+			egMet.Add(p.No(), name, eg)
+			sp = &emulatedPort{Port: p, eg: eg}
+			log.Info("port link emulation", "port", p.No(), "iface", name, "qdisc", fmt.Sprintf("%T", c.Qdisc),
+				"rate", c.Rate, "delay", c.Delay, "loss", c.Loss != nil)
+		}
+		if err := sw.AddPort(sp); err != nil {
 			closeAll()
 			return nil, fmt.Errorf("--port %s: %w", name, err)
 		}

@@ -234,7 +234,7 @@ func (a *specArgs) size(req bool, keys ...string) (int, error) {
 	return n, nil
 }
 
-func (a *specArgs) time(keys ...string) (time.Duration, error) {
+func (a *specArgs) duration(keys ...string) (time.Duration, error) {
 	k, v, ok := a.get(keys...)
 	if !ok {
 		return 0, nil
@@ -258,7 +258,7 @@ func (a *specArgs) prob(keys ...string) (float64, bool, error) {
 	return p, true, nil
 }
 
-func (a *specArgs) uint(keys ...string) (uint64, error) {
+func (a *specArgs) count(keys ...string) (uint64, error) {
 	k, v, ok := a.get(keys...)
 	if !ok {
 		return 0, nil
@@ -358,7 +358,7 @@ func parseTBF(a *specArgs) (Qdisc, error) {
 	if c.Limit, err = a.size(false, "limit"); err != nil {
 		return nil, err
 	}
-	if c.Latency, err = a.time("latency"); err != nil {
+	if c.Latency, err = a.duration("latency"); err != nil {
 		return nil, err
 	}
 	if (c.Limit == 0) == (c.Latency == 0) {
@@ -388,7 +388,7 @@ func parseRED(a *specArgs) (Qdisc, error) {
 	if c.Avpkt == 0 {
 		c.Avpkt = 1000 // tc's default
 	}
-	burst, err := a.uint("burst")
+	burst, err := a.count("burst")
 	if err != nil {
 		return nil, err
 	}
@@ -402,7 +402,7 @@ func parseRED(a *specArgs) (Qdisc, error) {
 	if c.HardDrop, err = a.flag("harddrop"); err != nil {
 		return nil, err
 	}
-	if c.Seed, err = a.uint("seed"); err != nil {
+	if c.Seed, err = a.count("seed"); err != nil {
 		return nil, err
 	}
 	if c.Seed == 0 {
@@ -420,7 +420,7 @@ func parsePolice(a *specArgs) (Qdisc, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit, err := a.uint("limit")
+	limit, err := a.count("limit")
 	if err != nil {
 		return nil, err
 	}
@@ -469,7 +469,7 @@ func parseLoss(s string) (LossModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	seed, err := a.uint("seed")
+	seed, err := a.count("seed")
 	if err != nil {
 		return nil, err
 	}

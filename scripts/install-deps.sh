@@ -17,13 +17,17 @@ PACKAGES=(
 	ethtool
 	tcpdump
 	iproute2
+	# Mininet 2.3: mn is a /usr/bin/python3 script and the package ships its
+	# Python modules; deploy/mininet/pseudocong.py plugs our switch and
+	# controller into it (docs/mininet.md).
+	mininet
 )
 
 # Commands the tests call; a package can be "installed" yet broken, so check both.
 COMMANDS=(
 	ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-ofctl ovs-appctl
 	ovs-testcontroller tshark prometheus promtool iperf3 hping3 ping
-	ethtool tcpdump ip
+	ethtool tcpdump ip mn
 )
 
 log() { printf 'install-deps: %s\n' "$*"; }

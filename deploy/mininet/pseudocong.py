@@ -89,7 +89,13 @@ def _stopBackground( node, pid ):
         warn( '*** %s: pid %d ignored SIGTERM; killing it\n'
               % ( node.name, pid ) )
         node.cmd( 'kill -9 %d 2>/dev/null' % pid )
-    node.cmd( 'wait %d 2>/dev/null' % pid )
+    # The shell keeps the status of its reaped background jobs. Ours exit
+    # 0 on SIGTERM; anything else (a crash, SIGKILL) is worth a warning.
+    status = node.cmd( 'wait %d 2>/dev/null; echo $?' % pid ).strip()
+    status = status.split()[ -1 ] if status else '?'
+    if status != '0':
+        warn( '*** %s: pid %d exited with status %s\n'
+              % ( node.name, pid, status ) )
 
 
 def _tail( path, n=20 ):

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/internal/clock"
+	"github.com/pseudocong/pseudocong/internal/ring"
 )
 
 // DropReason says where a link lost a packet.
@@ -100,7 +101,7 @@ type Link struct {
 
 	// The wire: packets in send order, which is arrival order because the
 	// delay is the same for all.
-	pipe  wire
+	pipe  ring.Buffer[inFlight]
 	armed bool // a delivery timer is pending for the wire's head
 
 	wake   clock.Timer // shaper wake-up, if armed
@@ -133,7 +134,7 @@ func (l *Link) Stats() LinkStats { return l.stats }
 func (l *Link) Qdisc() Qdisc     { return l.cfg.Qdisc }
 
 // InFlight is the packets on their way: being serialised or propagating.
-func (l *Link) InFlight() int { return l.pipe.n }
+func (l *Link) InFlight() int { return l.pipe.Len() }
 
 // Busy reports whether the transmitter is sending a packet.
 func (l *Link) Busy() bool { _, now := l.now(); return now < l.freeAt }
@@ -219,10 +220,10 @@ func (l *Link) pull(t time.Time, now int64) {
 		l.stats.LostBytes += uint64(p.Len)
 		l.drop(p, DropLost)
 	} else {
-		l.pipe.push(inFlight{p: p, at: l.freeAt + int64(l.cfg.Delay)})
+		l.pipe.Push(inFlight{p: p, at: l.freeAt + int64(l.cfg.Delay)})
 		if !l.armed { // for the head: packets from before may still be on the wire
 			l.armed = true
-			l.clk.AfterFunc(time.Duration(l.pipe.head().at-now), l.deliver)
+			l.clk.AfterFunc(time.Duration(l.pipe.Head().at-now), l.deliver)
 		}
 	}
 	if q.Len() > 0 && !l.pullArmed {
@@ -259,43 +260,14 @@ func (l *Link) onDeliver() {
 	// Only the packets on the wire now: one that Deliver sends back onto
 	// this link at this instant (a zero-time loop) gets an event of its
 	// own, so the clock's same-instant limit can catch a runaway loop.
-	for n := l.pipe.n; n > 0 && l.pipe.head().at <= now; n-- {
-		p := l.pipe.pop()
+	for n := l.pipe.Len(); n > 0 && l.pipe.Head().at <= now; n-- {
+		p := l.pipe.Pop().p
 		l.stats.Delivered++
 		l.stats.DeliveredBytes += uint64(p.Len)
 		l.cfg.Deliver(p)
 	}
-	if l.pipe.n > 0 && !l.armed { // Deliver may have sent on this link again
+	if l.pipe.Len() > 0 && !l.armed { // Deliver may have sent on this link again
 		l.armed = true
-		l.clk.AfterFunc(time.Duration(l.pipe.head().at-now), l.deliver)
+		l.clk.AfterFunc(time.Duration(l.pipe.Head().at-now), l.deliver)
 	}
-}
-
-// wire is a growable ring of packets in flight: it grows to the
-// bandwidth-delay product once and is reused after.
-type wire struct {
-	buf  []inFlight // len is a power of two
-	h, n int
-}
-
-func (w *wire) push(f inFlight) {
-	if w.n == len(w.buf) {
-		buf := make([]inFlight, max(16, 2*len(w.buf)))
-		for i := range w.n {
-			buf[i] = w.buf[(w.h+i)&(len(w.buf)-1)]
-		}
-		w.buf, w.h = buf, 0
-	}
-	w.buf[(w.h+w.n)&(len(w.buf)-1)] = f
-	w.n++
-}
-
-func (w *wire) head() *inFlight { return &w.buf[w.h] }
-
-func (w *wire) pop() *Packet {
-	p := w.buf[w.h].p
-	w.buf[w.h] = inFlight{}
-	w.h = (w.h + 1) & (len(w.buf) - 1)
-	w.n--
-	return p
 }

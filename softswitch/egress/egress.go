@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/internal/clock"
+	"github.com/pseudocong/pseudocong/internal/ring"
 	"github.com/pseudocong/pseudocong/netsim"
 )
 
@@ -296,7 +297,7 @@ func (s *Shaper) leave(p *netsim.Packet, now time.Time) {
 func (s *Shaper) armLine(now time.Time) {
 	s.lineGen++
 	gen := s.lineGen
-	s.lineTimer = s.clk.AfterFunc(s.line.head().due.Sub(now), func() { s.onLineTimer(gen) })
+	s.lineTimer = s.clk.AfterFunc(s.line.Head().due.Sub(now), func() { s.onLineTimer(gen) })
 }
 
 // onLineTimer sends every frame due by now and re-arms for the next due
@@ -309,10 +310,10 @@ func (s *Shaper) onLineTimer(gen uint64) {
 	}
 	s.lineTimer = nil
 	now := s.clk.Now()
-	for s.line.n > 0 && !s.line.head().due.After(now) {
+	for s.line.Len() > 0 && !s.line.Head().due.After(now) {
 		s.write(s.line.pop())
 	}
-	if s.line.n > 0 {
+	if s.line.Len() > 0 {
 		s.armLine(now)
 	}
 }
@@ -362,7 +363,7 @@ func (s *Shaper) Stats() Stats {
 		st.Backlog++
 		st.BacklogBytes += s.held.Len
 	}
-	st.InDelay, st.InDelayBytes = s.line.n, s.line.bytes
+	st.InDelay, st.InDelayBytes = s.line.Len(), s.line.bytes
 	return st
 }
 
@@ -389,34 +390,20 @@ type slot struct {
 	due time.Time
 }
 
-// line is the delay line: a growable ring in due order (the delay is the
-// same for all, so send order is due order).
+// line is the delay line: frames with their due times, in send order,
+// which is due order (the delay is the same for all).
 type line struct {
-	buf   []slot // len is a power of two
-	h, n  int
+	ring.Buffer[slot]
 	bytes int
 }
 
 func (l *line) push(e slot) {
-	if l.n == len(l.buf) {
-		buf := make([]slot, max(64, 2*len(l.buf)))
-		for i := range l.n {
-			buf[i] = l.buf[(l.h+i)&(len(l.buf)-1)]
-		}
-		l.buf, l.h = buf, 0
-	}
-	l.buf[(l.h+l.n)&(len(l.buf)-1)] = e
-	l.n++
+	l.Push(e)
 	l.bytes += e.p.Len
 }
 
-func (l *line) head() *slot { return &l.buf[l.h] }
-
 func (l *line) pop() *netsim.Packet {
-	p := l.buf[l.h].p
-	l.buf[l.h] = slot{}
-	l.h = (l.h + 1) & (len(l.buf) - 1)
-	l.n--
+	p := l.Pop().p
 	l.bytes -= p.Len
 	return p
 }

@@ -34,12 +34,18 @@ func TestMininetPingall(t *testing.T) {
 	// checksum offload off with ethtool; unshare builds the sandbox.
 	testenv.RequireCommand(t, "mn", "mnexec", "telnet", "ethtool", "unshare", "go")
 
-	custom, err := filepath.Abs(filepath.Join("mininet", "pseudocong.py"))
+	// priv becomes the sandbox's /tmp, so the binary and the module go in
+	// there: the bind mount hides the rest of /tmp, and the repository
+	// itself may be under /tmp (a CI clone is).
+	priv := t.TempDir()
+	module, err := os.ReadFile(filepath.Join("mininet", "pseudocong.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// priv becomes the sandbox's /tmp, so the binary goes in there too.
-	priv := t.TempDir()
+	if err := os.WriteFile(filepath.Join(priv, "pseudocong.py"), module, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const custom = "/tmp/pseudocong.py" // inside the sandbox
 	build := exec.Command("go", "build", "-o", filepath.Join(priv, "pseudocong"), "../cmd/pseudocong")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -27,21 +27,8 @@ type rawPeer struct {
 }
 
 func newRawPeer(t *testing.T, nc net.Conn) *rawPeer {
-	p := &rawPeer{t: t, nc: nc, frames: make(chan []byte, 1<<16)}
-	go func() {
-		fr := newFrameReader(nc, 0)
-		for {
-			f, err := fr.next()
-			if err != nil {
-				p.mu.Lock()
-				p.err = err
-				p.mu.Unlock()
-				close(p.frames)
-				return
-			}
-			p.frames <- f
-		}
-	}()
+	p := &rawPeer{t: t, nc: nc}
+	p.startReading()
 	t.Cleanup(func() { nc.Close() })
 	return p
 }

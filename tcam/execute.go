@@ -2,35 +2,62 @@ package tcam
 
 import "fmt"
 
-// move relocates the entry in slot From into slot To.
+// move relocates the entry in slot From into slot To. To == clearSlot
+// instead invalidates From, which must then hold a stale copy (a general
+// plan's way to free a slot a move left behind).
 type move struct {
 	From, To int
 }
 
+// clearSlot as a move's To marks an invalidate of From.
+const clearSlot = -1
+
+// noWrite as a placement's slot marks a plan that writes no new entry (a
+// layout's background work, see Background).
+const noWrite = -1
+
 // placement is a layout's plan for one insert: first the moves in order,
 // then one write of the new entry into slot.
 //
-// The moves must form a chain: the first move targets a free slot, every
-// later move targets the slot the previous move copied from, and the new
-// entry is written into the slot the last move copied from (or, with no
-// moves, into a free slot). Every slot a chain overwrites therefore holds
-// either nothing or a stale copy of an entry that already lives elsewhere,
-// so no entry is ever absent from the chip; whether a lookup in between
-// also gets the right answer depends on where the copies sit, which is the
-// layout's responsibility (see doc.go for the ordered layouts' argument).
+// A plain plan's moves must form a chain: the first move targets a free
+// slot, every later move targets the slot the previous move copied from,
+// and the new entry is written into the slot the last move copied from
+// (or, with no moves, into a free slot). Every slot a chain overwrites
+// therefore holds either nothing or a stale copy of an entry that already
+// lives elsewhere, so no entry is ever absent from the chip; whether a
+// lookup in between also gets the right answer depends on where the copies
+// sit, which is the layout's responsibility (see doc.go for the ordered
+// layouts' argument).
+//
+// A general plan (general set) may hold several chains and invalidates:
+// every move must read a slot holding a live entry and write a slot that
+// is free or holds a stale copy; an invalidate (To == clearSlot) must
+// clear a stale copy; and when the plan ends no stale copy may be left.
+// That is the same no-entry-lost rule without the one-chain shape, for
+// layouts that rebalance (gap-k) or migrate (hermes). A plain chain is
+// checked by the cheaper chain rule.
 type placement struct {
-	slot  int
-	count int    // number of moves, known even when moves were not built
-	moves []move // nil when the layout was asked only to count
+	slot    int
+	count   int    // number of moves, known even when moves were not built
+	clears  int    // number of invalidates among moves (general plans only)
+	moves   []move // nil when the layout was asked only to count
+	general bool
 }
 
 // execute carries out a placement on the chip, one write at a time.
 func (t *TCAM) execute(e Entry, p placement) error {
-	if err := t.checkChain(p); err != nil {
+	if err := t.checkPlan(p); err != nil {
 		return err
 	}
 	for _, mv := range p.moves {
+		if mv.To == clearSlot {
+			t.invalidate(mv.From)
+			continue
+		}
 		t.moveSlot(mv.From, mv.To)
+	}
+	if p.slot == noWrite {
+		return nil
 	}
 	loc := &locator{}
 	t.where[e.ID] = loc
@@ -39,7 +66,8 @@ func (t *TCAM) execute(e Entry, p placement) error {
 }
 
 // moveSlot reads slot from and writes its entry into slot to (one read and
-// one write); from keeps a stale copy until the chain overwrites it.
+// one write); from keeps a stale copy until the plan overwrites or clears
+// it.
 func (t *TCAM) moveSlot(from, to int) {
 	src := t.slots[from]
 	t.writeSlot(to, src.e, src.loc)
@@ -54,6 +82,13 @@ func (t *TCAM) writeSlot(s int, e Entry, loc *locator) {
 	if t.afterChipWrite != nil {
 		t.afterChipWrite()
 	}
+}
+
+func (t *TCAM) checkPlan(p placement) error {
+	if p.general {
+		return t.checkGeneral(p)
+	}
+	return t.checkChain(p)
 }
 
 func (t *TCAM) checkChain(p placement) error {
@@ -85,6 +120,72 @@ func (t *TCAM) checkChain(p placement) error {
 	}
 	if next != -1 && p.slot != next {
 		return fmt.Errorf("target slot %d, chain expects %d", p.slot, next)
+	}
+	return nil
+}
+
+// Slot states while a general plan is simulated.
+const (
+	stFree uint8 = iota + 1
+	stLive
+	stStale
+)
+
+// checkGeneral simulates a general plan on the slot states alone.
+func (t *TCAM) checkGeneral(p placement) error {
+	inRange := func(s int) bool { return s >= 0 && s < len(t.slots) }
+	state := make(map[int]uint8, 2*len(p.moves)+1)
+	get := func(s int) uint8 {
+		if v, ok := state[s]; ok {
+			return v
+		}
+		if t.slots[s].valid {
+			return stLive
+		}
+		return stFree
+	}
+	moves, clears := 0, 0
+	for i, mv := range p.moves {
+		if !inRange(mv.From) {
+			return fmt.Errorf("step %d reads slot %d out of range", i, mv.From)
+		}
+		if mv.To == clearSlot {
+			if get(mv.From) != stStale {
+				return fmt.Errorf("step %d invalidates slot %d, which holds no stale copy", i, mv.From)
+			}
+			state[mv.From] = stFree
+			clears++
+			continue
+		}
+		if !inRange(mv.To) || mv.From == mv.To {
+			return fmt.Errorf("move %d (%d->%d) out of range or in place", i, mv.From, mv.To)
+		}
+		if get(mv.From) != stLive {
+			return fmt.Errorf("move %d reads slot %d, which holds no live entry", i, mv.From)
+		}
+		if get(mv.To) == stLive {
+			return fmt.Errorf("move %d overwrites live slot %d", i, mv.To)
+		}
+		state[mv.To] = stLive
+		state[mv.From] = stStale
+		moves++
+	}
+	if moves != p.count || clears != p.clears {
+		return fmt.Errorf("layout planned %d moves and %d invalidates but listed %d and %d", p.count, p.clears, moves, clears)
+	}
+	if p.slot != noWrite {
+		if !inRange(p.slot) {
+			return fmt.Errorf("target slot %d out of range", p.slot)
+		}
+		if get(p.slot) == stLive {
+			return fmt.Errorf("target slot %d is live", p.slot)
+		}
+		state[p.slot] = stLive
+	}
+	for s, v := range state {
+		if v == stStale {
+			return fmt.Errorf("plan leaves a stale copy in slot %d", s)
+		}
 	}
 	return nil
 }

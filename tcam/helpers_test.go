@@ -45,10 +45,48 @@ func (r *reference) lookup(k Key) (Entry, bool) {
 	return best, found
 }
 
+// rankOrdered reports whether layout l keeps all entries in strict rank
+// order by slot (the ordered layouts); the others only order overlapping
+// entries.
+func rankOrdered(l Layout) bool {
+	switch l.(type) {
+	case orderedLayout, gapLayout:
+		return true
+	}
+	return false
+}
+
+// allLayouts is every layout LayoutByName knows, plus gap-k for small k.
+func allLayouts(tb testing.TB) []Layout {
+	var ls []Layout
+	for _, name := range LayoutNames() {
+		l, err := LayoutByName(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	return append(ls, GapK(1), GapK(3))
+}
+
 // checkInvariants verifies the TCAM's bookkeeping against its slots and
-// the ordered-layout invariant (valid slots in strict rank order).
+// the layout invariant: every pair of overlapping entries in rank order by
+// slot, and for the ordered layouts all valid slots in strict rank order.
 func checkInvariants(tb testing.TB, tc *TCAM) {
 	tb.Helper()
+	for i, a := range tc.valid {
+		for _, b := range tc.valid[i+1:] {
+			ea, eb := &tc.slots[a].e, &tc.slots[b].e
+			if overlaps(&ea.Rule, &eb.Rule) && !tc.tie.Outranks(ea, eb) {
+				tb.Fatalf("overlapping slot %d (prio %d id %d) above slot %d (prio %d id %d) that outranks it",
+					a, ea.Priority, ea.ID, b, eb.Priority, eb.ID)
+			}
+		}
+	}
+	if tc.Len() > tc.Usable() {
+		tb.Fatalf("%d entries in %d usable slots", tc.Len(), tc.Usable())
+	}
+	ordered := rankOrdered(tc.layout)
 	n := 0
 	prev := -1
 	for s, sl := range tc.slots {
@@ -61,7 +99,7 @@ func checkInvariants(tb testing.TB, tc *TCAM) {
 		if got, ok := tc.SlotOf(sl.e.ID); !ok || got != s || tc.where[sl.e.ID] != sl.loc {
 			tb.Fatalf("SlotOf(%d) = %d,%v, entry sits in slot %d", sl.e.ID, got, ok, s)
 		}
-		if prev >= 0 && !tc.tie.Outranks(&tc.slots[prev].e, &sl.e) {
+		if ordered && prev >= 0 && !tc.tie.Outranks(&tc.slots[prev].e, &sl.e) {
 			tb.Fatalf("slot %d (prio %d id %d) does not outrank slot %d (prio %d id %d)",
 				prev, tc.slots[prev].e.Priority, tc.slots[prev].e.ID, s, sl.e.Priority, sl.e.ID)
 		}
@@ -141,6 +179,14 @@ func (u universe) randomRule() Ternary {
 	mask := fieldMask(m)
 	v := u.fields().Key()
 	return Ternary{Value: v.Masked(&mask), Mask: mask}
+}
+
+// disjointRule matches exactly one source address, distinct per id, so
+// rules built from distinct ids never overlap.
+func (u universe) disjointRule(id uint64) Ternary {
+	m := fieldMask(Fields{NwSrc: ^uint32(0), DlType: 0xffff})
+	v := Fields{NwSrc: 0x0b000000 | uint32(id), DlType: 0x0800}.Key()
+	return Ternary{Value: v, Mask: m}
 }
 
 // packetNear returns a packet that matches rule t in its cared-for bits

@@ -2,6 +2,7 @@ package tcam
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -23,16 +24,39 @@ type Layout interface {
 	place(t *TCAM, e Entry, build bool) (placement, error)
 }
 
+// reserver is implemented by layouts that keep some slots out of the
+// usable capacity (hermes's shadow slice).
+type reserver interface {
+	reserved(capacity int) int
+}
+
+// backgrounder is implemented by layouts with deferred work that the
+// caller runs off the insert path through TCAM.Background.
+type backgrounder interface {
+	pending(t *TCAM) bool
+	background(t *TCAM) (placement, error)
+}
+
 // Names of the layouts LayoutByName knows.
 const (
 	HighestFirstName  = "highest-first"
 	LowestFirstName   = "lowest-first"
+	RuleTrisName      = "ruletris"
+	FastRuleName      = "fastrule"
+	HermesName        = "hermes"
 	DefaultLayoutName = HighestFirstName
+
+	// GapPrefix names the gap-k family: "gap-8" is GapK(8).
+	GapPrefix = "gap-"
+	// DefaultGapK is the k of the gap-k layout LayoutNames lists.
+	DefaultGapK = 8
+	maxGapK     = 1 << 16
 )
 
-// LayoutNames lists the names LayoutByName accepts.
+// LayoutNames lists the names LayoutByName accepts (for gap-k the listed
+// gap-8; any "gap-K" with 1 ≤ K ≤ 65536 is accepted).
 func LayoutNames() []string {
-	return []string{HighestFirstName, LowestFirstName}
+	return []string{HighestFirstName, LowestFirstName, GapPrefix + strconv.Itoa(DefaultGapK), RuleTrisName, FastRuleName, HermesName}
 }
 
 // LayoutByName returns the layout with the given name; "" means the
@@ -43,9 +67,21 @@ func LayoutByName(name string) (Layout, error) {
 		return HighestFirst(), nil
 	case LowestFirstName:
 		return LowestFirst(), nil
-	default:
-		return nil, fmt.Errorf("tcam: unknown layout %q (known: %s)", name, strings.Join(LayoutNames(), ", "))
+	case RuleTrisName:
+		return RuleTris(), nil
+	case FastRuleName:
+		return FastRule(), nil
+	case HermesName:
+		return Hermes(DefaultHermesShadow), nil
 	}
+	if rest, ok := strings.CutPrefix(name, GapPrefix); ok {
+		k, err := strconv.Atoi(rest)
+		if err != nil || k < 1 || k > maxGapK || strconv.Itoa(k) != rest {
+			return nil, fmt.Errorf("tcam: layout %q: k must be an integer in 1..%d", name, maxGapK)
+		}
+		return GapK(k), nil
+	}
+	return nil, fmt.Errorf("tcam: unknown layout %q (known: %s, or gap-K for any K)", name, strings.Join(LayoutNames(), ", "))
 }
 
 // HighestFirst is the Broadcom layout of paper 000: entries sorted by

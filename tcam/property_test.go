@@ -3,6 +3,7 @@ package tcam
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 )
 
@@ -18,17 +19,19 @@ func TestTCAMClassifierReferenceAgree(t *testing.T) {
 	if testing.Short() {
 		seeds = 8
 	}
-	for _, l := range []Layout{HighestFirst(), LowestFirst()} {
-		for _, cacheSlots := range []int{0, 64} {
-			for seed := uint64(1); seed <= uint64(seeds); seed++ {
-				name := fmt.Sprintf("%s/cache=%d/seed=%d", l.Name(), cacheSlots, seed)
-				t.Run(name, func(t *testing.T) { runAgreement(t, l, cacheSlots, seed) })
+	for _, l := range allLayouts(t) {
+		for _, rules := range []string{"overlapping", "disjoint"} {
+			for _, cacheSlots := range []int{0, 64} {
+				for seed := uint64(1); seed <= uint64(seeds); seed++ {
+					name := fmt.Sprintf("%s/%s/cache=%d/seed=%d", l.Name(), rules, cacheSlots, seed)
+					t.Run(name, func(t *testing.T) { runAgreement(t, l, rules == "disjoint", cacheSlots, seed) })
+				}
 			}
 		}
 	}
 }
 
-func runAgreement(t *testing.T, l Layout, cacheSlots int, seed uint64) {
+func runAgreement(t *testing.T, l Layout, disjoint bool, cacheSlots int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	u := universe{rng}
 	slots := 4 + rng.IntN(40)
@@ -40,6 +43,7 @@ func runAgreement(t *testing.T, l Layout, cacheSlots int, seed uint64) {
 	nextID := 0
 	var live []uint64
 	fullSeen := 0
+	refused := 0
 
 	for op := range 300 {
 		if len(live) > 0 && rng.IntN(10) < 4 {
@@ -56,16 +60,24 @@ func runAgreement(t *testing.T, l Layout, cacheSlots int, seed uint64) {
 			delete(ref.entries, id)
 		} else {
 			e := Entry{Rule: u.randomRule(), Priority: uint32(rng.IntN(6)), ID: uint64(ids[nextID])}
+			if disjoint {
+				e.Rule = u.disjointRule(e.ID)
+			}
 			if rng.IntN(8) == 0 {
 				e.Priority = 0x10000 + uint32(rng.IntN(3)) // "exact-match" band
 			}
 			nextID++
 			pred, perr := tc.InsertCost(e)
 			c, err := tc.Insert(e)
-			if tc.Len() == slots && err != nil {
+			if tc.Len() == tc.Usable() && err != nil {
 				fullSeen++
 			}
 			switch {
+			case isErr(err, ErrNoPlacement) && !rankOrdered(l):
+				if !isErr(perr, ErrNoPlacement) {
+					t.Fatalf("op %d: insert refused but InsertCost said %v", op, perr)
+				}
+				refused++
 			case isErr(err, ErrFull):
 				if !isErr(perr, ErrFull) {
 					t.Fatalf("op %d: insert full but InsertCost said %v", op, perr)
@@ -82,6 +94,11 @@ func runAgreement(t *testing.T, l Layout, cacheSlots int, seed uint64) {
 				ref.entries[e.ID] = e
 				live = append(live, e.ID)
 			}
+			if rng.IntN(4) == 0 { // the layout's background work, if any
+				if _, err := tc.Background(); err != nil {
+					t.Fatalf("op %d: background: %v", op, err)
+				}
+			}
 		}
 		checkInvariants(t, tc)
 		if cl.Len() != tc.Len() || len(ref.entries) != tc.Len() {
@@ -89,10 +106,16 @@ func runAgreement(t *testing.T, l Layout, cacheSlots int, seed uint64) {
 		}
 		agreeOn(t, op, u, tc, cl, ref, live)
 	}
+	if refused > 0 {
+		t.Logf("%d inserts refused with ErrNoPlacement", refused)
+		refusedTotal.Add(int64(refused))
+	}
 	if fullSeen == 0 && slots < 30 {
 		t.Logf("seed %d never filled the TCAM", seed)
 	}
 }
+
+var refusedTotal atomic.Int64
 
 func agreeOn(t *testing.T, op int, u universe, tc *TCAM, cl *Classifier, ref *reference, live []uint64) {
 	t.Helper()

@@ -10,6 +10,9 @@ var (
 	ErrFull        = errors.New("tcam full")
 	ErrDuplicateID = errors.New("entry id already present")
 	ErrNotFound    = errors.New("entry id not present")
+	// ErrNoPlacement: a dependency-graph layout found no valid plan for
+	// an insert although slots are free (see dag.go).
+	ErrNoPlacement = errors.New("no valid placement found")
 )
 
 // slot is one TCAM word plus its valid bit, and (driver side) the locator
@@ -49,6 +52,9 @@ type TCAM struct {
 
 	total   Cost
 	moveBuf []move
+	// usable is the number of entries the layout lets the TCAM hold:
+	// Capacity less any slots it reserves (hermes's shadow slice).
+	usable int
 
 	// afterChipWrite, when set (tests only), runs after every write and
 	// invalidate so lookups can be interleaved with a shift.
@@ -69,6 +75,13 @@ func New(slots int, layout Layout, timing Timing) (*TCAM, error) {
 	if err := timing.Validate(); err != nil {
 		return nil, err
 	}
+	usable := slots
+	if r, ok := layout.(reserver); ok {
+		usable = slots - r.reserved(slots)
+		if usable <= 0 {
+			return nil, fmt.Errorf("tcam: layout %s reserves all %d slots", layout.Name(), slots)
+		}
+	}
 	return &TCAM{
 		layout: layout,
 		tie:    layout.TieBreak(),
@@ -76,6 +89,7 @@ func New(slots int, layout Layout, timing Timing) (*TCAM, error) {
 		slots:  make([]slot, slots),
 		valid:  make([]int32, 0, slots),
 		where:  make(map[uint64]*locator, slots),
+		usable: usable,
 	}, nil
 }
 
@@ -85,8 +99,13 @@ func (t *TCAM) Capacity() int { return len(t.slots) }
 // Len is the number of entries held.
 func (t *TCAM) Len() int { return len(t.where) }
 
-// Full reports whether no slot is free.
-func (t *TCAM) Full() bool { return len(t.where) >= len(t.slots) }
+// Usable is the number of entries the TCAM can hold: Capacity less the
+// slots its layout reserves (hermes's shadow slice; 0 for the others).
+func (t *TCAM) Usable() int { return t.usable }
+
+// Full reports whether the TCAM holds Usable() entries, so that an insert
+// would fail.
+func (t *TCAM) Full() bool { return len(t.where) >= t.usable }
 
 // Layout is the layout policy the TCAM was built with.
 func (t *TCAM) Layout() Layout { return t.layout }
@@ -157,7 +176,7 @@ func (t *TCAM) InsertCost(e Entry) (Cost, error) {
 	if err != nil {
 		return Cost{}, fmt.Errorf("tcam: place id %d with layout %s: %w", e.ID, t.layout.Name(), err)
 	}
-	return t.insertCost(p.count, t.freeSlots()), nil
+	return t.insertCost(p, t.freeSlots()), nil
 }
 
 // Insert places e where the layout says, moving other entries as needed,
@@ -174,7 +193,37 @@ func (t *TCAM) Insert(e Entry) (Cost, error) {
 	if err := t.execute(e, p); err != nil {
 		return Cost{}, fmt.Errorf("tcam: insert id %d with layout %s: %w", e.ID, t.layout.Name(), err)
 	}
-	c := t.insertCost(p.count, free)
+	c := t.insertCost(p, free)
+	t.charge(c)
+	return c, nil
+}
+
+// Pending reports whether the layout has deferred work for Background
+// (hermes: entries waiting in the shadow slice).
+func (t *TCAM) Pending() bool {
+	b, ok := t.layout.(backgrounder)
+	return ok && b.pending(t)
+}
+
+// Background performs one batch of the layout's deferred work through the
+// same executor and chain check as an insert, and returns its cost (zero
+// when there is none). Callers run it off the insert path, as a switch's
+// driver would run a background job; layouts without deferred work never
+// have any.
+func (t *TCAM) Background() (Cost, error) {
+	b, ok := t.layout.(backgrounder)
+	if !ok || !b.pending(t) {
+		return Cost{}, nil
+	}
+	p, err := b.background(t)
+	if err != nil {
+		return Cost{}, fmt.Errorf("tcam: background work of layout %s: %w", t.layout.Name(), err)
+	}
+	free := t.freeSlots()
+	if err := t.execute(Entry{}, p); err != nil {
+		return Cost{}, fmt.Errorf("tcam: background work of layout %s: %w", t.layout.Name(), err)
+	}
+	c := t.insertCost(p, free)
 	t.charge(c)
 	return c, nil
 }
@@ -208,11 +257,15 @@ func (t *TCAM) checkInsertable(e Entry) error {
 // freeSlots is the number of slots not holding an entry.
 func (t *TCAM) freeSlots() int { return len(t.slots) - len(t.where) }
 
-// insertCost is the cost of an insert that makes the given number of moves
-// followed by one write of the new entry, with free slots free before it.
-func (t *TCAM) insertCost(moves, free int) Cost {
-	m := int64(moves)
-	c := Cost{Writes: m + 1, Reads: m, Moves: m}
+// insertCost is the cost of plan p (its moves and invalidates, then one
+// write of the new entry unless it writes none), with free slots free
+// before it.
+func (t *TCAM) insertCost(p placement, free int) Cost {
+	m := int64(p.count)
+	c := Cost{Writes: m, Reads: m, Moves: m, Invalidates: int64(p.clears)}
+	if p.slot != noWrite {
+		c.Writes++
+	}
 	if t.timing.SlowMoveFreeSlots > 0 && free <= t.timing.SlowMoveFreeSlots {
 		c.SlowMoves = m
 	}

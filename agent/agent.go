@@ -23,12 +23,11 @@ type Agent struct {
 	stopped bool
 	seq     uint64 // arrival order across both CPU queues (for FIFO)
 
-	misses *ring[queuedMiss]
+	misses Scheduler // the Packet-In scheduling policy
 	jobs   *ring[queuedJob]
 	cpu    cpuSlot
 
-	bucket    *tokenBucket    // nil: no rate limit
-	held      *ring[PacketIn] // built, waiting for a token
+	lim       limiter // nil: no rate limit; built Packet-Ins waiting for a token
 	heldTimer clock.Timer
 
 	batch       []PacketIn
@@ -39,11 +38,6 @@ type Agent struct {
 	stats counters
 
 	outbox outbox.Outbox // effects run outside mu, in order
-}
-
-type queuedMiss struct {
-	p   PacketIn
-	seq uint64
 }
 
 type queuedJob struct {
@@ -71,16 +65,13 @@ func New(clk clock.Clock, cfg Config, out Output, m *Metrics) (*Agent, error) {
 		out:         out,
 		m:           m,
 		flushAnchor: clk.Now(),
-		misses:      newRing[queuedMiss](cfg.MissQueueLimit),
+		misses:      SchedulerFor(cfg),
+		lim:         limiterFor(cfg),
 		jobs:        newRing[queuedJob](cfg.JobQueueLimit),
 		batch:       make([]PacketIn, 0, cfg.BatchSize),
 		stats:       newCounters(),
 	}
 	a.onDrop, _ = out.(DropHandler)
-	if cfg.RateLimit > 0 {
-		a.bucket = newTokenBucket(cfg.RateLimit, cfg.BurstLimit)
-		a.held = newRing[PacketIn](cfg.BurstLimit)
-	}
 	return a, nil
 }
 
@@ -98,15 +89,22 @@ func (a *Agent) Miss(p PacketIn) bool {
 	}
 	a.stats.misses++
 	ok := false
-	switch {
-	case a.stopped:
+	if a.stopped {
 		a.countPacketInDropLocked(DropStopped)
-	case !a.misses.push(queuedMiss{p: p, seq: a.nextSeqLocked()}):
-		a.countPacketInDropLocked(DropMissQueueFull)
-	default:
-		ok = true
-		a.stats.maxMiss = max(a.stats.maxMiss, a.misses.len())
-		a.dispatchLocked()
+	} else {
+		seq := a.nextSeqLocked()
+		dropped, didDrop := a.misses.Push(QueuedMiss{P: p, Seq: seq})
+		switch {
+		case didDrop && dropped.Seq == seq: // the newcomer
+			a.countPacketInDropLocked(DropMissQueueFull)
+		default:
+			if didDrop { // an older miss made room for it
+				a.dropPacketInLocked(dropped.P, DropMissQueueFull)
+			}
+			ok = true
+			a.stats.maxMiss = max(a.stats.maxMiss, a.misses.Len())
+			a.dispatchLocked()
+		}
 	}
 	a.updateGaugesLocked()
 	a.mu.Unlock()
@@ -161,10 +159,10 @@ func (a *Agent) Stop() {
 		a.countJobDropLocked(DropStopped)
 	}
 	a.cpu = cpuSlot{}
-	a.misses.drain(func(q queuedMiss) { a.dropPacketInLocked(q.p, DropStopped) })
+	a.misses.Drain(func(q QueuedMiss) { a.dropPacketInLocked(q.P, DropStopped) })
 	a.jobs.drain(func(queuedJob) { a.countJobDropLocked(DropStopped) })
-	if a.held != nil {
-		a.held.drain(func(p PacketIn) { a.dropPacketInLocked(p, DropStopped) })
+	if a.lim != nil {
+		a.lim.drain(func(p PacketIn) { a.dropPacketInLocked(p, DropStopped) })
 	}
 	for _, p := range a.batch {
 		a.dropPacketInLocked(p, DropStopped)
@@ -190,7 +188,7 @@ func (a *Agent) Stats() Stats {
 		PacketInDrops:     copyMap(a.stats.packetInDrops),
 		JobDrops:          copyMap(a.stats.jobDrops),
 		BusyTime:          a.stats.busy,
-		MissQueue:         a.misses.len(),
+		MissQueue:         a.misses.Len(),
 		JobQueue:          a.jobs.len(),
 		BatchQueue:        len(a.batch),
 		MaxMissQueue:      a.stats.maxMiss,
@@ -198,8 +196,8 @@ func (a *Agent) Stats() Stats {
 		MaxRateLimitQueue: a.stats.maxRate,
 		CPUBusy:           a.cpu.work != workNone,
 	}
-	if a.held != nil {
-		s.RateLimitQueue = a.held.len()
+	if a.lim != nil {
+		s.RateLimitQueue = a.lim.len()
 	}
 	return s
 }
@@ -245,10 +243,10 @@ func (a *Agent) updateGaugesLocked() {
 		return
 	}
 	held := 0
-	if a.held != nil {
-		held = a.held.len()
+	if a.lim != nil {
+		held = a.lim.len()
 	}
-	a.m.queueDepth.WithLabelValues(queueMiss).Set(float64(a.misses.len()))
+	a.m.queueDepth.WithLabelValues(queueMiss).Set(float64(a.misses.Len()))
 	a.m.queueDepth.WithLabelValues(queueJob).Set(float64(a.jobs.len()))
 	a.m.queueDepth.WithLabelValues(queueRateLimit).Set(float64(held))
 	a.m.queueDepth.WithLabelValues(queueBatch).Set(float64(len(a.batch)))

@@ -5,15 +5,19 @@ import "time"
 // admitLocked passes a built Packet-In through the rate limiter into the
 // batch.
 func (a *Agent) admitLocked(p PacketIn, now time.Time) {
-	if a.bucket == nil || (a.held.len() == 0 && a.bucket.take(now)) {
+	if a.lim == nil {
 		a.addToBatchLocked(p, now)
 		return
 	}
-	if !a.held.push(p) {
-		a.dropPacketInLocked(p, DropRateLimited)
+	pass, dropped, didDrop := a.lim.admit(p, now)
+	if didDrop {
+		a.dropPacketInLocked(dropped, DropRateLimited)
+	}
+	if pass {
+		a.addToBatchLocked(p, now)
 		return
 	}
-	a.stats.maxRate = max(a.stats.maxRate, a.held.len())
+	a.stats.maxRate = max(a.stats.maxRate, a.lim.len())
 	a.armHeldTimerLocked(now)
 }
 
@@ -21,7 +25,7 @@ func (a *Agent) armHeldTimerLocked(now time.Time) {
 	if a.heldTimer != nil {
 		return
 	}
-	a.heldTimer = a.clk.AfterFunc(a.bucket.nextToken(now).Sub(now), a.releaseHeld)
+	a.heldTimer = a.clk.AfterFunc(a.lim.nextToken(now).Sub(now), a.releaseHeld)
 }
 
 // releaseHeld moves Packet-Ins that now have a token into the batch.
@@ -33,10 +37,14 @@ func (a *Agent) releaseHeld() {
 		return
 	}
 	now := a.clk.Now()
-	for a.held.len() > 0 && a.bucket.take(now) {
-		a.addToBatchLocked(a.held.pop(), now)
+	for {
+		p, ok := a.lim.release(now)
+		if !ok {
+			break
+		}
+		a.addToBatchLocked(p, now)
 	}
-	if a.held.len() > 0 {
+	if a.lim.len() > 0 {
 		a.armHeldTimerLocked(now)
 	}
 	a.updateGaugesLocked()

@@ -3,19 +3,15 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
-// Policy chooses which queue the CPU serves when both hold work.
+// Policy names a Packet-In scheduling policy (see Scheduler; one file per
+// policy, sched_*.go): which queued miss the CPU builds next, which is
+// dropped when the queue is full, whether jobs go first, and for
+// rate_limited the OVS pinsched behind the CPU.
 type Policy string
-
-const (
-	// InstallFirst runs queued jobs (Flow-Mod processing, TCAM writes)
-	// before queued Packet-In builds. Default; see the package comment.
-	InstallFirst Policy = "install_first"
-	// FIFO runs builds and jobs in the order they arrived.
-	FIFO Policy = "fifo"
-)
 
 // Config holds the local-CPU knobs. Names of the YAML keys mirror Open
 // vSwitch where OVS has the knob (controller_rate_limit,
@@ -43,7 +39,9 @@ type Config struct {
 	// bound of the queue waiting for tokens. 0 means RateLimit/4 (at least
 	// 1), the OVS default.
 	BurstLimit int `yaml:"controller_burst_limit" mapstructure:"controller_burst_limit"`
-	// Scheduling is install_first (default when empty) or fifo.
+	// Scheduling is the Packet-In scheduling policy: install_first
+	// (default when empty), fifo, per_port_fair, syn_first or
+	// rate_limited.
 	Scheduling Policy `yaml:"scheduling" mapstructure:"scheduling"`
 }
 
@@ -103,8 +101,18 @@ func (c Config) Validate() error {
 	if c.BurstLimit < 0 {
 		bad("controller_burst_limit %d: must not be negative", c.BurstLimit)
 	}
-	if c.Scheduling != InstallFirst && c.Scheduling != FIFO {
-		bad("scheduling %q: want %q or %q", c.Scheduling, InstallFirst, FIFO)
+	if !slices.Contains(Policies(), c.Scheduling) {
+		bad("scheduling %q: want one of %v", c.Scheduling, Policies())
+	}
+	if c.Scheduling == RateLimited {
+		// OVS's schema bounds (controller_rate_limit ≥ 100,
+		// controller_burst_limit ≥ 25, default rate/4).
+		if c.RateLimit < MinRateLimitedRate {
+			bad("controller_rate_limit %g: scheduling %s needs at least %d", c.RateLimit, RateLimited, MinRateLimitedRate)
+		}
+		if c.BurstLimit < MinRateLimitedBurst && c.RateLimit >= MinRateLimitedRate {
+			bad("controller_burst_limit %d: scheduling %s needs at least %d", c.BurstLimit, RateLimited, MinRateLimitedBurst)
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("agent config: %w", errors.Join(errs...))

@@ -27,10 +27,10 @@ type cpuSlot struct {
 
 // nextWorkLocked applies the scheduling policy.
 func (a *Agent) nextWorkLocked() workKind {
-	hasJob, hasMiss := a.jobs.len() > 0, a.misses.len() > 0
+	hasJob, hasMiss := a.jobs.len() > 0, a.misses.Len() > 0
 	switch {
 	case hasJob && hasMiss:
-		if a.cfg.Scheduling == FIFO && a.misses.peek().seq < a.jobs.peek().seq {
+		if !a.misses.JobsFirst() && a.misses.Next().Seq < a.jobs.peek().seq {
 			return workBuild
 		}
 		return workJob
@@ -57,9 +57,9 @@ func (a *Agent) dispatchAtLocked(free time.Time) {
 	}
 	switch a.nextWorkLocked() {
 	case workBuild:
-		q := a.misses.pop()
-		now := laterOf(free, q.p.MissAt)
-		a.cpu = cpuSlot{work: workBuild, miss: q.p, startedAt: now, cost: a.cfg.PacketInCost}
+		q := a.misses.Pop()
+		now := laterOf(free, q.P.MissAt)
+		a.cpu = cpuSlot{work: workBuild, miss: q.P, startedAt: now, cost: a.cfg.PacketInCost}
 		a.cpu.timer = a.clk.AfterFunc(max(now.Add(a.cfg.PacketInCost).Sub(a.clk.Now()), 0), a.finishBuild)
 	case workJob:
 		q := a.jobs.pop()

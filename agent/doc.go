@@ -39,6 +39,16 @@
 //     frees the data path (a rule install releases waiting packets) is
 //     served before new upcalls.
 //   - fifo: one queue in arrival order, kept for comparison experiments.
+//   - per_port_fair: one miss queue per ingress port, served round-robin;
+//     a full queue drops the oldest miss of the longest port queue.
+//   - syn_first: misses that open a TCP connection (SYN without ACK) are
+//     built before all others; a SYN arriving at a full queue pushes out
+//     the oldest other miss.
+//   - rate_limited: install_first plus Open vSwitch's pinsched behind the
+//     CPU (see Rate limiter).
+//
+// Each policy is a Scheduler (sched.go states the contract), one file per
+// policy.
 //
 // # Batching
 //
@@ -61,13 +71,17 @@
 //
 // # Rate limiter
 //
-// Mirrors Open vSwitch's pinsched: a token bucket of controller_burst_limit
-// tokens refilled at controller_rate_limit per second. A built Packet-In
-// goes on at once when a token is free and nothing is waiting; otherwise it
-// waits in a queue of at most controller_burst_limit entries (OVS's limit
-// too) and is released as tokens come back; when that queue is full it is
-// dropped with reason rate_limited. OVS drops from the longest per-port
-// queue; this model has one queue and drops the newcomer.
+// A token bucket of controller_burst_limit tokens refilled at
+// controller_rate_limit per second. A built Packet-In goes on at once when
+// a token is free and nothing is waiting; otherwise it waits, at most
+// controller_burst_limit in all (OVS's limit too), and is released as
+// tokens come back. With the rate_limited policy this is Open vSwitch's
+// pinsched exactly (pinsched.go): per-ingress-port queues served
+// round-robin, and a full queue drops the oldest Packet-In of the longest
+// port queue (reason rate_limited); rate ≥ 100 and burst ≥ 25 as OVS's
+// schema requires. With the other policies (when controller_rate_limit is
+// set) it is the single FIFO the agent has always had, which drops the
+// newcomer.
 //
 // # Concurrency
 //

@@ -39,3 +39,36 @@ func (b *tokenBucket) nextToken(now time.Time) time.Time {
 	}
 	return t
 }
+
+// singleQueueLimiter is the limiter every policy but rate_limited uses
+// when controller_rate_limit is set: one FIFO of at most burst Packet-Ins
+// waiting for tokens; a Packet-In arriving when it is full is dropped.
+type singleQueueLimiter struct {
+	bucket *tokenBucket
+	held   *ring[PacketIn]
+}
+
+func newSingleQueueLimiter(rate float64, burst int) *singleQueueLimiter {
+	return &singleQueueLimiter{bucket: newTokenBucket(rate, burst), held: newRing[PacketIn](burst)}
+}
+
+func (l *singleQueueLimiter) admit(p PacketIn, now time.Time) (bool, PacketIn, bool) {
+	if l.held.len() == 0 && l.bucket.take(now) {
+		return true, PacketIn{}, false
+	}
+	if !l.held.push(p) {
+		return false, p, true
+	}
+	return false, PacketIn{}, false
+}
+
+func (l *singleQueueLimiter) release(now time.Time) (PacketIn, bool) {
+	if l.held.len() > 0 && l.bucket.take(now) {
+		return l.held.pop(), true
+	}
+	return PacketIn{}, false
+}
+
+func (l *singleQueueLimiter) nextToken(now time.Time) time.Time { return l.bucket.nextToken(now) }
+func (l *singleQueueLimiter) len() int                          { return l.held.len() }
+func (l *singleQueueLimiter) drain(f func(PacketIn))            { l.held.drain(f) }

@@ -68,7 +68,25 @@ func runAgreement(t *testing.T, l Layout, disjoint bool, cacheSlots int, seed ui
 			}
 			nextID++
 			pred, perr := tc.InsertCost(e)
+			// Every chip write of the insert must leave lookups right: the
+			// old rule set until the last write, which installs e.
+			probes := probesFor(u, ref, live, e)
+			writes, total := int64(0), pred.Writes+pred.Invalidates
+			tc.afterChipWrite = func() {
+				writes++
+				var extra *Entry
+				if writes == total {
+					extra = &e
+				}
+				if m := mismatchWith(tc, ref, extra, probes); m != "" {
+					t.Fatalf("op %d, chip write %d of %d: %s", op, writes, total, m)
+				}
+			}
 			c, err := tc.Insert(e)
+			tc.afterChipWrite = nil
+			if err == nil && writes != total {
+				t.Fatalf("op %d: %d chip writes, cost says %d", op, writes, total)
+			}
 			if tc.Len() == tc.Usable() && err != nil {
 				fullSeen++
 			}
@@ -95,9 +113,16 @@ func runAgreement(t *testing.T, l Layout, disjoint bool, cacheSlots int, seed ui
 				live = append(live, e.ID)
 			}
 			if rng.IntN(4) == 0 { // the layout's background work, if any
+				probes := probesFor(u, ref, live, Entry{})
+				tc.afterChipWrite = func() {
+					if m := mismatchWith(tc, ref, nil, probes); m != "" {
+						t.Fatalf("op %d, background: %s", op, m)
+					}
+				}
 				if _, err := tc.Background(); err != nil {
 					t.Fatalf("op %d: background: %v", op, err)
 				}
+				tc.afterChipWrite = nil
 			}
 		}
 		checkInvariants(t, tc)
@@ -116,6 +141,39 @@ func runAgreement(t *testing.T, l Layout, disjoint bool, cacheSlots int, seed ui
 }
 
 var refusedTotal atomic.Int64
+
+// probesFor returns packets near some live rules and near e.
+func probesFor(u universe, ref *reference, live []uint64, e Entry) []Key {
+	probes := []Key{u.packetNear(e.Rule), u.fields().Key()}
+	for range 6 {
+		if len(live) > 0 {
+			probes = append(probes, u.packetNear(ref.entries[live[u.rng.IntN(len(live))]].Rule))
+		}
+	}
+	return probes
+}
+
+// mismatchWith compares TCAM lookups (without charging them) with the
+// reference plus extra (if not nil) on the probes.
+func mismatchWith(tc *TCAM, ref *reference, extra *Entry, probes []Key) string {
+	for _, k := range probes {
+		want, wantOK := ref.lookup(k)
+		if extra != nil && extra.Rule.Matches(&k) && (!wantOK || ref.tie.Outranks(extra, &want)) {
+			want, wantOK = *extra, true
+		}
+		got, gotOK := Entry{}, false
+		for _, s := range tc.valid {
+			if tc.slots[s].e.Rule.Matches(&k) {
+				got, gotOK = tc.slots[s].e, true
+				break
+			}
+		}
+		if gotOK != wantOK || (gotOK && got.ID != want.ID) {
+			return fmt.Sprintf("key %x: tcam id %d (%v), reference id %d (%v)", k, got.ID, gotOK, want.ID, wantOK)
+		}
+	}
+	return ""
+}
 
 func agreeOn(t *testing.T, op int, u universe, tc *TCAM, cl *Classifier, ref *reference, live []uint64) {
 	t.Helper()

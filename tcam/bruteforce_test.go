@@ -127,7 +127,14 @@ func TestRuleTrisMinimalAgainstBruteForce(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(c), 99))
 		u := universe{rng}
 		n := 3 + rng.IntN(10)
-		tc := mustNew(t, n, RuleTris())
+		// A quarter of the tables are filled by highest-first and have
+		// holes on both sides of an insert point (rank-ordered tables are
+		// valid dependency-graph tables too); the rest by RuleTris.
+		fill := RuleTris()
+		if c%4 >= 2 {
+			fill = HighestFirst()
+		}
+		tc := mustNew(t, n, fill)
 		id := uint64(1)
 		for range 3 * n {
 			if tc.Len() > 0 && rng.IntN(4) == 0 {
@@ -141,6 +148,9 @@ func TestRuleTrisMinimalAgainstBruteForce(t *testing.T) {
 				break
 			}
 			e := Entry{Rule: u.randomRule(), Priority: uint32(rng.IntN(6)), ID: id}
+			if c%8 == 3 { // every rule matches everything: a total order
+				e.Rule = Ternary{}
+			}
 			if c%2 == 1 { // ascending priorities: long chains
 				e.Priority = uint32(id)
 			}
@@ -155,7 +165,14 @@ func TestRuleTrisMinimalAgainstBruteForce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		tc.layout = RuleTris()
 		e := Entry{Rule: u.randomRule(), Priority: uint32(rng.IntN(6)), ID: id}
+		if c%8 == 3 {
+			e.Rule = Ternary{}
+		}
+		if c%2 == 1 { // somewhere among the ascending priorities
+			e.Priority = uint32(rng.IntN(int(id)))
+		}
 		got, err := tc.InsertCost(e)
 		if isErr(err, ErrNoPlacement) {
 			refused++

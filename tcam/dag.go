@@ -148,12 +148,28 @@ func (l dagLayout) chain(t *TCAM, e *Entry, L, U, skip int) (chainPlan, bool) {
 	return chainPlan{}, false
 }
 
-// bestFree picks the free slot in (L, U) in the middle of the widest run
-// of free slots there, so that later inserts on either side still find
-// room; ok is false when (L, U) has no free slot.
+// bestFree picks a free slot in (L, U); ok is false when there is none.
+// With one bound only it takes the free slot nearest that bound, so that a
+// run of ascending (only U) or descending (only L) inserts packs against
+// the previous one and the rest of the free space stays on the side the
+// run grows into; with both bounds, or none, the middle of the widest run
+// of free slots, so that later inserts on either side still find room.
 func bestFree(t *TCAM, L, U int) (int, bool) {
+	n := len(t.slots)
 	lo, hi := L+1, U-1
 	if lo > hi {
+		return 0, false
+	}
+	switch {
+	case L < 0 && U < n:
+		if g := prevFree(t, U); g > L {
+			return g, true
+		}
+		return 0, false
+	case L >= 0 && U >= n:
+		if f := nextFree(t, L); f < U {
+			return f, true
+		}
 		return 0, false
 	}
 	i := sort.Search(len(t.valid), func(i int) bool { return int(t.valid[i]) >= lo })

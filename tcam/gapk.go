@@ -10,8 +10,8 @@ import (
 // an insert rarely has to shift more than k entries.
 //
 // A new entry goes into the hole between its neighbours in rank order if
-// there is one (into the middle of it, which spreads entries over the
-// table). Otherwise the run between it and the nearest free slot, on
+// there is one, next to the neighbour inserted last and leaving a free slot
+// after every k entries in a row (see holeSlot). Otherwise the run between it and the nearest free slot, on
 // whichever side is nearer, shifts one slot, as long as that is at most k
 // entries. When it is not, the region around the insert point has filled:
 // the layout rebalances the smallest window around the insert point (2(k+1)
@@ -34,7 +34,7 @@ func (l gapLayout) place(t *TCAM, e Entry, build bool) (placement, error) {
 	k := t.outrankedBy(&e)
 	a, b := t.slotAtRank(k-1), t.slotAtRank(k)
 	if b-a > 1 {
-		return placement{slot: a + (b-a)/2}, nil
+		return placement{slot: l.holeSlot(t, k, a, b)}, nil
 	}
 	f, okDown := t.freeAfter(a, k)
 	g, okUp := t.freeBefore(b, k-1)
@@ -72,6 +72,41 @@ func (l gapLayout) place(t *TCAM, e Entry, build bool) (placement, error) {
 		t.moveBuf = p.moves
 	}
 	return p, nil
+}
+
+// holeSlot picks the slot in the hole (a, b) between the new entry's
+// neighbours in rank order. It goes next to the neighbour inserted last
+// (the higher ID), since the next insert of a run of ascending or
+// descending priorities lands on the same side: after a, as highest-first
+// does, or before b, as lowest-first does, so either run is free while the
+// hole lasts. If the entries it would join already form a run of k
+// without a gap, it leaves one free slot (the "gap every k entries"). With
+// no neighbour it takes the middle of the table.
+func (l gapLayout) holeSlot(t *TCAM, k, a, b int) int {
+	n := len(t.slots)
+	switch {
+	case a < 0 && b >= n:
+		return n / 2
+	case b >= n || (a >= 0 && t.slots[a].e.ID > t.slots[b].e.ID):
+		// after a; the run of entries ending at a is t.valid[..k-1]
+		run := 0
+		for j := k - 1; j >= 0 && int(t.valid[j]) == a-run && run < l.k; j-- {
+			run++
+		}
+		if run >= l.k && a+2 < b {
+			return a + 2
+		}
+		return a + 1
+	default:
+		run := 0
+		for j := k; j < len(t.valid) && int(t.valid[j]) == b+run && run < l.k; j++ {
+			run++
+		}
+		if run >= l.k && b-2 > a {
+			return b - 2
+		}
+		return b - 1
+	}
 }
 
 // rebalance plans spreading the entries of a window around slot c, plus

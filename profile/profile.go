@@ -42,7 +42,9 @@ type Profile struct {
 type TCAMConfig struct {
 	// Capacity is the number of entries (slots).
 	Capacity int `yaml:"capacity"`
-	// Layout is a tcam.LayoutByName name ("highest-first", "lowest-first").
+	// Layout is a tcam.LayoutByName name: "highest-first" (default),
+	// "lowest-first", "gap-K" (any K ≥ 1, e.g. "gap-8"), "ruletris",
+	// "fastrule" or "hermes".
 	Layout string `yaml:"layout"`
 	// Timing converts chip operations into chip and local-CPU time.
 	Timing tcam.Timing `yaml:"timing"`

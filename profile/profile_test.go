@@ -13,6 +13,7 @@ import (
 
 	"github.com/pseudocong/pseudocong/agent"
 	"github.com/pseudocong/pseudocong/internal/clock"
+	"github.com/pseudocong/pseudocong/tcam"
 )
 
 func TestBuiltinsLoadAndValidate(t *testing.T) {
@@ -182,5 +183,58 @@ func TestLoadErrors(t *testing.T) {
 	got, err := Load(p)
 	if err != nil || got.Name != "mine" || got.Source != p {
 		t.Errorf("Load(%q) = %+v, %v", p, got, err)
+	}
+}
+
+// Every TCAM layout and every Packet-In scheduling policy is selectable by
+// name in a profile file, and builds a working pipeline configuration.
+func TestLayoutsAndPoliciesSelectable(t *testing.T) {
+	valid, err := builtin.ReadFile("builtin/pica8-p3297.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	load := func(name, body string) (*Profile, error) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return Load(p)
+	}
+	for _, name := range append(tcam.LayoutNames(), "gap-1", "gap-64") {
+		body := strings.Replace(string(valid), "layout: highest-first", "layout: "+name, 1)
+		p, err := load("l.yaml", body)
+		if err != nil {
+			t.Errorf("layout %s: %v", name, err)
+			continue
+		}
+		l, err := p.TCAMLayout()
+		if err != nil || l.Name() != name {
+			t.Errorf("layout %s: TCAMLayout() = %v, %v", name, l, err)
+		}
+	}
+	for _, bad := range []string{"gap-0", "gap-x", "gap-08"} {
+		body := strings.Replace(string(valid), "layout: highest-first", "layout: "+bad, 1)
+		if _, err := load("b.yaml", body); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("layout %s: error %v", bad, err)
+		}
+	}
+	for _, pol := range agent.Policies() {
+		body := strings.Replace(string(valid), "scheduling: install_first", "scheduling: "+string(pol), 1)
+		if pol == agent.RateLimited {
+			body = strings.Replace(body, "controller_rate_limit: 0", "controller_rate_limit: 1000", 1)
+		}
+		p, err := load("s.yaml", body)
+		if err != nil {
+			t.Errorf("scheduling %s: %v", pol, err)
+			continue
+		}
+		if p.Agent.Scheduling != pol {
+			t.Errorf("scheduling %s: loaded %s", pol, p.Agent.Scheduling)
+		}
+	}
+	body := strings.Replace(string(valid), "scheduling: install_first", "scheduling: rate_limited", 1)
+	if _, err := load("r.yaml", body); err == nil || !strings.Contains(err.Error(), "at least 100") {
+		t.Errorf("rate_limited without a rate: %v", err)
 	}
 }

@@ -48,9 +48,36 @@
 // a shift only runs to the nearest free slot. If no slot is free on a
 // layout's growth side, the shift runs the other way instead.
 //
-// A new layout (for example a move-minimising one, as paper 000's future
-// work asks for) implements Layout in this package and is added to
-// LayoutByName; the executor, the cost accounting and the tests stay.
+// The layouts paper 000's §4 points to as mitigations (docs/tcam-layouts.md
+// measures them all from empty to full):
+//
+//   - gap-K (gapk.go): rank order with free slots among the entries, at
+//     least one every K in a row; an insert shifts at most K entries or
+//     rebalances the smallest window around it that has room, spreading
+//     it evenly (each moved entry's old slot invalidated).
+//   - ruletris and fastrule (dag.go): only overlapping rules constrain the
+//     order (the rule dependency graph); a new rule takes a free slot
+//     between the rules it must follow and precede, else the fewest-move
+//     chain in one direction to a free slot (RuleTris, verified against an
+//     exhaustive search on small tables) or a greedy one (FastRule).
+//   - hermes (hermes.go): a shadow slice of 5 % of the slots, above the
+//     main one, takes new rules at once; TCAM.Background migrates them
+//     into the main slice in batches. Its slots are reserved
+//     (TCAM.Usable).
+//
+// A further layout implements Layout in this package and is added to
+// LayoutByName; the executor, the cost accounting and the tests (the
+// property test runs every layout LayoutNames lists) stay. The seam stays
+// unexported on purpose: a plan is checked against the chip's slots, which
+// only this package sees.
+//
+// Plans are of two shapes. The ordered layouts and the dependency-graph
+// layouts' usual case make one chain (below). Rebalancing, relocating and
+// migrating need several chains and invalidates: a general plan, which the
+// executor checks by simulating it slot by slot (every move reads a live
+// entry and writes a free slot or a stale copy; invalidates clear stale
+// copies; no stale copy is left) before the first write. The property
+// test checks lookups after every single chip write of every plan.
 //
 // # Move order: lookups never see a wrong answer
 //

@@ -27,16 +27,23 @@ func TestTieBreakFollowsTCAMLayout(t *testing.T) {
 		m.Match = openflow.Match{Wildcards: openflow.WildcardAll &^ openflow.WildcardDlType, DlType: 0x0800}
 		return m
 	}
-	for _, tc := range []struct {
+	type tieCase struct {
 		name, layout  string
 		first, second func() *openflow.FlowMod
 		wantWinner    uint64 // flow entry ID: 1 = first installed, 2 = second
-	}{
+	}
+	cases := []tieCase{
 		{"highest-first, exact then wide", tcam.HighestFirstName, exact, wide, 1},
 		{"highest-first, wide then exact", tcam.HighestFirstName, wide, exact, 1},
 		{"lowest-first, exact then wide", tcam.LowestFirstName, exact, wide, 2},
 		{"lowest-first, wide then exact", tcam.LowestFirstName, wide, exact, 2},
-	} {
+	}
+	// The mitigation layouts all keep highest-first's tie rule.
+	for _, name := range tcam.LayoutNames()[2:] {
+		cases = append(cases, tieCase{name + ", exact then wide", name, exact, wide, 1},
+			tieCase{name + ", wide then exact", name, wide, exact, 1})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) { p.TCAM.Layout = tc.layout })
 			r := newRig(t, prof, Options{})

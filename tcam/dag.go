@@ -349,55 +349,83 @@ func (l dagLayout) placeWithRelocations(t *TCAM, e Entry) (placement, error) {
 			return p, nil
 		}
 		// Relocate the rule at L (which e must follow) above U, or else
-		// the rule at U (which e must precede) below L.
-		rel, ok := l.relocate(sc, L, -1, U)
+		// the rule at U (which e must precede) below L; each attempt runs
+		// on its own copy so that a failed one leaves nothing behind.
+		rel, next, ok := l.relocateOn(sc, L, -1, U, relocationDepth)
 		if !ok {
-			rel, ok = l.relocate(sc, U, +1, L)
+			rel, next, ok = l.relocateOn(sc, U, +1, L, relocationDepth)
 		}
 		if !ok {
 			return placement{}, fmt.Errorf("relocating around slots %d and %d: %w", L, U, ErrNoPlacement)
 		}
-		for _, mv := range rel {
-			sc.moveSlot(mv.From, mv.To)
-		}
-		from := rel[len(rel)-1].From
-		sc.invalidate(from)
+		sc = next
 		moves = append(moves, rel...)
-		moves = append(moves, move{From: from, To: clearSlot})
 	}
 	return placement{}, fmt.Errorf("after %d relocations: %w", maxRelocations, ErrNoPlacement)
 }
 
-// relocate plans moving the rule at slot s in direction dir so that it
-// ends strictly past bound (above it going up, below it going down),
-// respecting its own dependencies. The moves end with the rule's own move
-// out of s.
-func (l dagLayout) relocate(t *TCAM, s, dir, bound int) ([]move, bool) {
+// relocationDepth bounds how deep a relocation may first relocate the
+// rules that pin the relocated one.
+const relocationDepth = 3
+
+// relocateOn plans, on a copy of sc, moving the rule at slot s in
+// direction dir so that it ends strictly past bound (above it going up,
+// below it going down), respecting its own dependencies. A rule that pins
+// it (one it must follow, going up; one it must precede, going down) is
+// first relocated past the same bound, up to depth levels deep. It returns
+// the moves (each relocated rule's last move followed by the invalidate of
+// the copy it left) and the copy with them applied.
+func (l dagLayout) relocateOn(sc *TCAM, s, dir, bound, depth int) ([]move, *TCAM, bool) {
+	t := sc.scratch()
 	x := t.slots[s].e
-	L, U := bounds(t, &x, s)
-	if dir < 0 {
-		U = min(U, bound)
-	} else {
-		L = max(L, bound)
-	}
-	if L >= U {
-		return nil, false
-	}
-	var c chainPlan
-	if f, ok := bestFree(t, L, U); ok {
-		c = chainPlan{path: []int{f}}
-	} else {
-		var ok bool
-		c, ok = l.jump(t, &x, L, U, dir, s)
-		if !ok {
-			return nil, false
+	var out []move
+	for range maxRelocations {
+		L, U := bounds(t, &x, s)
+		if dir < 0 {
+			U = min(U, bound)
+		} else {
+			L = max(L, bound)
 		}
+		if L >= U {
+			if depth == 0 {
+				return nil, nil, false
+			}
+			pin, pinBound := L, U // going up: the rule at L must end above U
+			if dir > 0 {
+				pin, pinBound = U, L
+			}
+			sub, next, ok := l.relocateOn(t, pin, dir, pinBound, depth-1)
+			if !ok {
+				return nil, nil, false
+			}
+			out = append(out, sub...)
+			t = next
+			continue
+		}
+		var c chainPlan
+		if f, ok := bestFree(t, L, U); ok {
+			c = chainPlan{path: []int{f}}
+		} else {
+			var ok bool
+			if c, ok = l.jump(t, &x, L, U, dir, s); !ok {
+				return nil, nil, false
+			}
+		}
+		var moves []move
+		for i := len(c.path) - 2; i >= 0; i-- {
+			moves = append(moves, move{From: c.path[i], To: c.path[i+1]})
+		}
+		moves = append(moves, move{From: s, To: c.path[0]}, move{From: s, To: clearSlot})
+		for _, mv := range moves {
+			if mv.To == clearSlot {
+				t.invalidate(mv.From)
+			} else {
+				t.moveSlot(mv.From, mv.To)
+			}
+		}
+		return append(out, moves...), t, true
 	}
-	var moves []move
-	for i := len(c.path) - 2; i >= 0; i-- {
-		moves = append(moves, move{From: c.path[i], To: c.path[i+1]})
-	}
-	return append(moves, move{From: s, To: c.path[0]}), true
+	return nil, nil, false
 }
 
 // scratch returns a copy of the slots and valid list for planning a

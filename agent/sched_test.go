@@ -234,14 +234,12 @@ func TestRateLimitedPinsched(t *testing.T) {
 		a.Miss(PacketIn{InPort: 9, Cookie: i})
 	}
 	next := 25
-	var port1, port2 []int
+	var port1 []int // port 1's misses in arrival order
 	for range 10 {
 		for _, port := range []uint16{1, 1, 2} {
 			a.Miss(PacketIn{InPort: port, Cookie: next})
 			if port == 1 {
 				port1 = append(port1, next)
-			} else {
-				port2 = append(port2, next)
 			}
 			next++
 		}

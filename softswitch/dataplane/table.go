@@ -231,6 +231,25 @@ func (d *Table) insertIntoTCAM(e tcam.Entry, from Location) (Change, error) {
 	return ch, nil
 }
 
+// Pending reports whether the TCAM layout has deferred work (hermes:
+// rules waiting in its shadow slice); Background does one batch of it.
+func (d *Table) Pending() bool { return d.tcam.Pending() }
+
+// Background runs one batch of the TCAM layout's deferred work through the
+// TCAM's executor and returns its cost (zero when there is none). No rule
+// changes place between the TCAM and the backing table.
+func (d *Table) Background() (Change, error) {
+	c, err := d.tcam.Background()
+	if err != nil {
+		return Change{}, fmt.Errorf("dataplane: %w", err)
+	}
+	ch := Change{Cost: c, CPUTime: d.tcam.Timing().CPUTime(c), From: InTCAM, To: InTCAM}
+	if c != (tcam.Cost{}) {
+		d.account(ch, "")
+	}
+	return ch, nil
+}
+
 // Entry returns the placed rule with this ID.
 func (d *Table) Entry(id uint64) (tcam.Entry, bool) {
 	e, ok := d.entries[id]

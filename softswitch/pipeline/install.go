@@ -13,6 +13,10 @@ const (
 	jobFlowMod      = "flow_mod"
 	jobSwapIn       = "swap_in"
 	jobSwapInUpcall = "swap_in_upcall"
+	// jobTCAMBackground is the TCAM layout's deferred work (hermes's
+	// migration from its shadow slice into the main one), run on the local
+	// CPU as a job of its own after the FLOW_MOD that made it due.
+	jobTCAMBackground = "tcam_background"
 )
 
 // Drop reasons of this package besides dataplane's.
@@ -115,9 +119,63 @@ func (p *Pipeline) flowModDone(acc *jobAcc) {
 	}
 	clear(p.barriers[n:])
 	p.barriers = p.barriers[:n]
+	bg := p.backgroundDueLocked()
 	p.mu.Unlock()
 	for _, b := range ready {
 		p.sw.ReplyBarrier(b.ch, b.xid)
+	}
+	if bg {
+		p.submitBackground()
+	}
+}
+
+// backgroundDueLocked reports whether a tcam_background job should be
+// submitted now (the layout has deferred work and none is queued), and
+// marks it queued.
+func (p *Pipeline) backgroundDueLocked() bool {
+	if p.stopped || p.bgQueued || !p.table.Pending() {
+		return false
+	}
+	p.bgQueued = true
+	return true
+}
+
+// submitBackground queues one batch of the layout's deferred work as a
+// job: its CPU time is the batch's driver time, priced when the CPU picks
+// it. When it is done and more is due, the next one follows. Layouts
+// without deferred work never get here, so the default pipeline's
+// timeline is unchanged.
+func (p *Pipeline) submitBackground() {
+	job := agent.Job{
+		Kind: jobTCAMBackground,
+		Start: func() time.Duration {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.bgQueued = false
+			if p.stopped {
+				return 0
+			}
+			ch, err := p.table.Background()
+			if err != nil {
+				p.log.Error("tcam background work failed", "err", err)
+				return 0
+			}
+			p.st.TCAMBackgroundJobs++
+			return ch.CPUTime
+		},
+		Done: func() {
+			p.mu.Lock()
+			bg := p.backgroundDueLocked()
+			p.mu.Unlock()
+			if bg {
+				p.submitBackground()
+			}
+		},
+	}
+	if !p.agent.Submit(job) {
+		p.mu.Lock()
+		p.bgQueued = false
+		p.mu.Unlock()
 	}
 }
 

@@ -51,6 +51,9 @@ type Pipeline struct {
 	accepted, done uint64
 	barriers       []pendingBarrier
 
+	// bgQueued: a tcam_background job is queued and has not started.
+	bgQueued bool
+
 	line delayLine
 	st   Stats
 }
@@ -67,6 +70,9 @@ type Stats struct {
 	FlowModJobs, FlowModsRefused uint64
 	// SwapInJobs counts swap-ins submitted.
 	SwapInJobs uint64
+	// TCAMBackgroundJobs counts the TCAM layout's deferred-work jobs run
+	// (hermes's migrations; none for the other layouts).
+	TCAMBackgroundJobs uint64
 	// Held is the number of packets waiting for a rule now; MaxHeld its
 	// high-water mark.
 	Held, MaxHeld int

@@ -77,3 +77,27 @@ func TestRateLimiterLongRunRate(t *testing.T) {
 		t.Errorf("last send at %v: the held queue drained long after the input stopped", last)
 	}
 }
+
+// The same with the rate_limited policy's pinsched (burst 25, its
+// minimum): every miss is either sent or dropped as rate_limited.
+func TestRateLimitedLongRunRate(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Scheduling = RateLimited
+	cfg.RateLimit, cfg.BurstLimit = 250, 25
+	sim := clock.NewSim(t0)
+	a, rec := newTestAgent(t, sim, cfg, nil)
+	sendMisses(sim, a, 10000, time.Second/1000) // 10 s at 1 000 pps
+	sim.Run()
+	// 10 s × 250/s, plus the initial burst of 25, plus the ≤ 25 held
+	// Packet-Ins that drain (one per 4 ms) after the input stops.
+	s := a.Stats()
+	if s.Sent < 2545 || s.Sent > 2551 {
+		t.Errorf("sent %d Packet-Ins in 10 s at a 250/s limit, want ≈2 550", s.Sent)
+	}
+	if last := rec.batches[len(rec.batches)-1].at; last > 10*time.Second+110*time.Millisecond {
+		t.Errorf("last send at %v: the held queue drained long after the input stopped", last)
+	}
+	if s.Sent+s.PacketInDrops[DropRateLimited] != s.Misses {
+		t.Errorf("sent %d + dropped %d != misses %d", s.Sent, s.PacketInDrops[DropRateLimited], s.Misses)
+	}
+}

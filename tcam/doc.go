@@ -59,7 +59,11 @@
 //     order (the rule dependency graph); a new rule takes a free slot
 //     between the rules it must follow and precede, else the fewest-move
 //     chain in one direction to a free slot (RuleTris, verified against an
-//     exhaustive search on small tables) or a greedy one (FastRule).
+//     exhaustive search of one-direction chains on small tables) or a
+//     greedy one (FastRule). When a rule it must follow sits below one it
+//     must precede, it first relocates one of them; if that fails too the
+//     insert is refused with ErrNoPlacement (under 1 % of inserts on the
+//     property test's random overlapping rules, none on the report's).
 //   - hermes (hermes.go): a shadow slice of 5 % of the slots, above the
 //     main one, takes new rules at once; TCAM.Background migrates them
 //     into the main slice in batches. Its slots are reserved

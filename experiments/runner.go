@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/experiments/sim"
+	"github.com/pseudocong/pseudocong/netsim"
 	"github.com/pseudocong/pseudocong/probes"
 	"github.com/pseudocong/pseudocong/profile"
 )
@@ -50,6 +51,9 @@ type Cell struct {
 	BaseLoad int
 	Rate     float64
 	Priority string
+	// Switches is the chain length K of an experiment over chains (0:
+	// the experiment's own topology).
+	Switches int
 	// Outcome is the simulation's measurement.
 	Outcome *sim.Outcome
 }
@@ -72,6 +76,39 @@ type Result struct {
 	// summary.json contract (docs/experiments.md).
 	Values map[string][]float64
 	Wall   time.Duration
+	// topologies holds the compiled networks the cells run on, by name.
+	topologies map[string]*netsim.Topology
+}
+
+// topologyName is the network cell c runs on: chain:K for an experiment
+// over chains, else the experiment's, the spec's or the default topology.
+func (c Cell) topologyName(spec *Spec) string {
+	switch {
+	case c.Switches > 0:
+		return fmt.Sprintf("chain:%d", c.Switches)
+	case c.Exp.Topology != "":
+		return c.Exp.Topology
+	case spec.Topology != "":
+		return spec.Topology
+	}
+	return DefaultTopology
+}
+
+// loadTopologies loads every topology the cells name.
+func loadTopologies(spec *Spec, cells []Cell) (map[string]*netsim.Topology, error) {
+	m := map[string]*netsim.Topology{}
+	for _, c := range cells {
+		name := c.topologyName(spec)
+		if _, ok := m[name]; ok {
+			continue
+		}
+		t, err := LoadTopology(name)
+		if err != nil {
+			return nil, &SpecError{spec.Source, fmt.Errorf("experiment %s: %w", c.Exp.ID, err)}
+		}
+		m[name] = t
+	}
+	return m, nil
 }
 
 func rateString(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
@@ -146,6 +183,9 @@ func prepare(spec *Spec, opts *Options) (*Result, string, error) {
 		}
 	}
 	res := &Result{Spec: spec, Backend: opts.Backend, Profile: prof, Timers: timers, Seed: seed, Cells: grid(spec)}
+	if res.topologies, err = loadTopologies(spec, res.Cells); err != nil {
+		return nil, "", err
+	}
 	return res, profName, nil
 }
 
@@ -188,6 +228,7 @@ func runCells(ctx context.Context, res *Result, spec *Spec, opts Options) error 
 			for i := range jobs {
 				c := &res.Cells[i]
 				c.Outcome, errs[i] = sim.Run(sim.Scenario{
+					Topology:          res.topologies[c.topologyName(spec)],
 					Kind:              sim.Kind(c.Exp.Kind),
 					Flows:             c.Exp.Flows,
 					Rate:              c.Rate,

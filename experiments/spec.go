@@ -67,7 +67,11 @@ type Spec struct {
 	// (probes.ProfileByName: berkeley, linux).
 	Timers string `yaml:"timers"`
 	// Seed drives flow tuples, sequence numbers and everything random.
-	Seed       uint64           `yaml:"seed"`
+	Seed uint64 `yaml:"seed"`
+	// Topology is the network every experiment runs on unless it names
+	// its own: a built-in topology (experiments/topologies), chain:K, or
+	// a path to a topology file. Empty: paper000.
+	Topology   string           `yaml:"topology"`
 	Controller ControllerSpec   `yaml:"controller"`
 	Network    NetworkSpec      `yaml:"network"`
 	Runs       []ExperimentSpec `yaml:"experiments"`
@@ -107,6 +111,8 @@ type ExperimentSpec struct {
 	BaseLoads []int `yaml:"base_loads"`
 	// Priorities are the controller's priority patterns.
 	Priorities []string `yaml:"priorities"`
+	// Topology overrides the spec's network for this experiment.
+	Topology string `yaml:"topology"`
 }
 
 // Bounds on every numeric spec value: beyond them a spec is a typo or a

@@ -215,7 +215,8 @@ func (h *Host) Send(p *packet.Packet) error {
 	p.Ethernet.Src = i.MAC
 	mac, known := h.arp[dst]
 	p.Ethernet.Dst = mac
-	frame, err := p.AppendBinary(nil)
+	// One allocation: room for a tag, IPv4 and TCP headers with options.
+	frame, err := p.AppendBinary(make([]byte, 0, max(packet.MinFrameLen, 18+60+60+len(p.IPv4.Options)+len(p.Payload))))
 	if err != nil {
 		return fmt.Errorf("netsim: host %s: send to %v: %w", h.Name, dst, err)
 	}

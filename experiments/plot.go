@@ -140,9 +140,13 @@ func seriesOf(e ExperimentSpec, cells []Cell, skipPriority bool) []series {
 	load := func(c Cell) string { return fmt.Sprintf("load %d", c.BaseLoad) }
 	rate := func(c Cell) string { return rateString(c.Rate) + " pps" }
 	prio := func(c Cell) string { return c.Priority }
+	switches := func(c Cell) string { return fmt.Sprintf("%d switches", c.Switches) }
 	var out []series
 	for _, c := range cells {
 		var parts []string
+		if vary(switches) {
+			parts = append(parts, switches(c))
+		}
 		if vary(load) {
 			parts = append(parts, load(c))
 		}

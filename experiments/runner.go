@@ -54,6 +54,8 @@ type Cell struct {
 	// Switches is the chain length K of an experiment over chains (0:
 	// the experiment's own topology).
 	Switches int
+	// prefix is the spec's key_prefix.
+	prefix string
 	// Outcome is the simulation's measurement.
 	Outcome *sim.Outcome
 }
@@ -61,6 +63,9 @@ type Cell struct {
 // Label names the cell for progress lines and reports:
 // "handshake L3500 5000pps ascending".
 func (c Cell) Label() string {
+	if c.Switches > 0 {
+		return fmt.Sprintf("%s k%d L%d %spps %s", c.Exp.ID, c.Switches, c.BaseLoad, rateString(c.Rate), c.Priority)
+	}
 	return fmt.Sprintf("%s L%d %spps %s", c.Exp.ID, c.BaseLoad, rateString(c.Rate), c.Priority)
 }
 
@@ -190,15 +195,21 @@ func prepare(spec *Spec, opts *Options) (*Result, string, error) {
 }
 
 // grid lays out the cells of spec in grid order: experiments in spec
-// order, then base loads, rates and priority patterns. Shards are cut
+// order, then chain lengths, base loads, rates and priority patterns. Shards are cut
 // from this order, so it must not depend on anything but the spec.
 func grid(spec *Spec) []Cell {
 	var cells []Cell
 	for _, e := range spec.Runs {
-		for _, l := range e.BaseLoads {
-			for _, r := range e.Rates {
-				for _, p := range e.Priorities {
-					cells = append(cells, Cell{Exp: e, BaseLoad: l, Rate: r, Priority: p})
+		ks := e.Chain
+		if len(ks) == 0 {
+			ks = []int{0}
+		}
+		for _, k := range ks {
+			for _, l := range e.BaseLoads {
+				for _, r := range e.Rates {
+					for _, p := range e.Priorities {
+						cells = append(cells, Cell{Exp: e, BaseLoad: l, Rate: r, Priority: p, Switches: k, prefix: spec.KeyPrefix})
+					}
 				}
 			}
 		}

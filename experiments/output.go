@@ -257,6 +257,9 @@ func writeFiles(dir string, r *Result, create createFunc) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := seriesFiles(r, write); err != nil {
+		return nil, err
+	}
 	var rep bytes.Buffer
 	if err := WriteReport(&rep, r, append(slices.Clone(files), ReportFile)); err != nil {
 		return nil, fmt.Errorf("report: %w", err)

@@ -42,6 +42,9 @@ type Options struct {
 	// Shard, if set, restricts the run to one shard of the grid; such a
 	// run goes through ExecuteShard (shard.go), not Execute.
 	Shard *Shard
+	// SeriesInterval, if set, replaces the spec's series.interval (time
+	// series of every run; negative: none).
+	SeriesInterval time.Duration
 }
 
 // Cell is one run of the grid: one experiment at one base load, rate and
@@ -83,6 +86,8 @@ type Result struct {
 	Wall   time.Duration
 	// topologies holds the compiled networks the cells run on, by name.
 	topologies map[string]*netsim.Topology
+	// series is the time-series interval of the sim runs (0: none).
+	series time.Duration
 }
 
 // topologyName is the network cell c runs on: chain:K for an experiment
@@ -191,6 +196,13 @@ func prepare(spec *Spec, opts *Options) (*Result, string, error) {
 	if res.topologies, err = loadTopologies(spec, res.Cells); err != nil {
 		return nil, "", err
 	}
+	res.series = spec.Series.Interval
+	if opts.SeriesInterval != 0 {
+		res.series = max(opts.SeriesInterval, 0)
+		if err := checkSeriesInterval(res.series); err != nil {
+			return nil, "", &SpecError{spec.Source, fmt.Errorf("series interval %v: %w", opts.SeriesInterval, err)}
+		}
+	}
 	return res, profName, nil
 }
 
@@ -250,6 +262,7 @@ func runCells(ctx context.Context, res *Result, spec *Spec, opts Options) error 
 					LinkLatency:       spec.Network.LinkLatency,
 					Timers:            res.Timers,
 					Seed:              res.Seed,
+					SeriesInterval:    res.series,
 				})
 				if errs[i] != nil {
 					errs[i] = fmt.Errorf("%s: %w", c.Label(), errs[i])

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/internal/yamldoc"
+	"github.com/pseudocong/pseudocong/netsim"
 	"github.com/pseudocong/pseudocong/profile"
 )
 
@@ -75,7 +76,10 @@ type Spec struct {
 	// KeyPrefix, if set, starts every summary key of the spec
 	// ("multihop" gives multihop.handshake.median_rtt_s...), so specs can
 	// share experiment ids without sharing keys.
-	KeyPrefix  string           `yaml:"key_prefix"`
+	KeyPrefix string `yaml:"key_prefix"`
+	// Series, if its interval is set, records time series of every run
+	// (docs/experiments.md "Time series").
+	Series     SeriesSpec       `yaml:"series"`
 	Controller ControllerSpec   `yaml:"controller"`
 	Network    NetworkSpec      `yaml:"network"`
 	Runs       []ExperimentSpec `yaml:"experiments"`
@@ -91,6 +95,16 @@ type ControllerSpec struct {
 	// 25.38 ms mean for batches of 25.
 	ServiceTime time.Duration `yaml:"service_time"`
 }
+
+// SeriesSpec asks for time series.
+type SeriesSpec struct {
+	// Interval is the sampling interval; 0 records none.
+	Interval time.Duration `yaml:"interval"`
+}
+
+// maxSeriesInterval bounds series.interval: beyond it a run of minutes
+// has no samples to speak of.
+const maxSeriesInterval = time.Hour
 
 // NetworkSpec models the cables between the probe hosts and the switch.
 type NetworkSpec struct {
@@ -248,6 +262,9 @@ func (s *Spec) Validate() error {
 	if len(s.Runs) == 0 {
 		bad("experiments: at least one experiment is needed")
 	}
+	if err := checkSeriesInterval(s.Series.Interval); err != nil {
+		bad("series.interval %v: %v", s.Series.Interval, err)
+	}
 	if s.KeyPrefix != "" && (len(s.KeyPrefix) > maxIDLen || strings.ContainsAny(s.KeyPrefix, ". /\\")) {
 		bad("key_prefix %q: must be at most %d characters without dots, spaces or slashes", s.KeyPrefix, maxIDLen)
 	}
@@ -340,6 +357,14 @@ func (e ExperimentSpec) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkSeriesInterval: 0 (off) or within [netsim.MinInterval, 1h].
+func checkSeriesInterval(d time.Duration) error {
+	if d != 0 && (d < netsim.MinInterval || d > maxSeriesInterval) {
+		return fmt.Errorf("must be 0 (off) or in [%v, %v]", netsim.MinInterval, maxSeriesInterval)
+	}
+	return nil
 }
 
 func hasDup[T comparable](xs []T) bool {

@@ -308,20 +308,51 @@ func preloadBase(n *network, pattern controller.PriorityStrategy, count int) err
 		} else if ports := n.plan.Switches[si].Ports; len(ports) > 0 {
 			in, out = ports[0].No, ports[0].No
 		}
+		next, err := n.baseRules(in)
+		if err != nil {
+			return fmt.Errorf("sim: switch %s: base rules: %w", s.name, err)
+		}
 		for i := range count {
-			src := netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})
-			t := probes.FiveTuple{SrcIP: src, DstIP: netip.AddrFrom4([4]byte{10, 2, 0, 1}),
-				SrcPort: 40000, DstPort: 80, Proto: probes.ProtoTCP}
-			fm, err := n.ruleFlowMod(t, in, out, prio)
-			if err == nil {
-				_, err = s.pl.Preload(fm, dataplane.InTCAM)
+			fm := &openflow.FlowMod{
+				Header:  openflow.Header{Version: openflow.Version, Type: openflow.TypeFlowMod},
+				Match:   next(i),
+				Command: openflow.FlowModAdd, Priority: prio,
+				BufferID: openflow.NoBuffer, OutPort: openflow.PortNone,
+				Actions: []openflow.Action{openflow.ActionOutput{Port: out}},
 			}
-			if err != nil {
+			if _, err := s.pl.Preload(fm, dataplane.InTCAM); err != nil {
 				return fmt.Errorf("sim: switch %s: base rule %d: %w", s.name, i, err)
 			}
 		}
 	}
 	return nil
+}
+
+// baseTuple is the i-th flow of the base load's foreign traffic.
+func baseTuple(i int) probes.FiveTuple {
+	return probes.FiveTuple{SrcIP: netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}),
+		DstIP: netip.AddrFrom4([4]byte{10, 2, 0, 1}), SrcPort: 40000, DstPort: 80, Proto: probes.ProtoTCP}
+}
+
+// baseRules returns the match of the i-th base rule entering on inPort:
+// ruleMatch of the first, with the source address and MAC of the i-th
+// (the only fields in which the base flows differ, and fields
+// controller.FlowMatch copies from the frame as they are), so the
+// thousands of base rules of a run are not each built as a frame and
+// parsed. TestBaseRulesAreRuleMatch holds the two equal.
+func (n *network) baseRules(inPort uint16) (func(i int) openflow.Match, error) {
+	tmpl, err := n.ruleMatch(baseTuple(0), inPort)
+	if err != nil {
+		return nil, err
+	}
+	return func(i int) openflow.Match {
+		m := tmpl
+		src := baseTuple(i).SrcIP
+		a := src.As4()
+		m.NwSrc = uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+		m.DlSrc = n.macOf(src)
+		return m
+	}, nil
 }
 
 // preloadData puts both directions' rules of every data flow in the

@@ -195,3 +195,25 @@ func TestSwapInUpcallFromProfile(t *testing.T) {
 		t.Errorf("RTT with upcall %v, without %v: difference %v, want 2 × packet_in_cost = %v", withUpcall, without, d, want)
 	}
 }
+
+// The base load's rules are ruleMatch's, built from a template.
+func TestBaseRulesAreRuleMatch(t *testing.T) {
+	clk := clock.NewSim(simStart)
+	n, err := newNetwork(clk, dataScenario(loadProfile(t, "pica8-p3297"), 1, 10, 0), controller.PriorityAscending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := n.baseRules(n.path[0].in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1, 255, 256, 3999} {
+		want, err := n.ruleMatch(baseTuple(i), n.path[0].in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := next(i); got != want {
+			t.Errorf("base rule %d:\ntemplate  %+v\nruleMatch %+v", i, got, want)
+		}
+	}
+}

@@ -116,6 +116,14 @@ func loadTopologies(spec *Spec, cells []Cell) (map[string]*netsim.Topology, erro
 		if err != nil {
 			return nil, &SpecError{spec.Source, fmt.Errorf("experiment %s: %w", c.Exp.ID, err)}
 		}
+		for _, s := range t.Switches {
+			if s.Profile == "" {
+				continue
+			}
+			if _, err := profile.Load(s.Profile); err != nil {
+				return nil, &SpecError{spec.Source, fmt.Errorf("experiment %s: topology %s: switch %s: %w", c.Exp.ID, name, s.Name, err)}
+			}
+		}
 		m[name] = t
 	}
 	return m, nil

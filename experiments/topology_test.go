@@ -65,6 +65,14 @@ func TestTopologyInputErrors(t *testing.T) {
 	if err := CheckInputs(&bad, Options{}); !errors.As(err, &se) || !strings.Contains(err.Error(), `unknown topology "nowhere"`) {
 		t.Errorf("unknown topology: %v, want a *SpecError", err)
 	}
+	file := filepath.Join(t.TempDir(), "prof.yaml")
+	if err := os.WriteFile(file, []byte("switches: [{name: s1, profile: pica9}]\nhosts: [{name: a, address: 10.0.0.1}, {name: b, address: 10.0.0.2}]\nlinks: [{a: a, b: s1}, {a: b, b: s1}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad.Topology = file
+	if err := CheckInputs(&bad, Options{}); !errors.As(err, &se) || !strings.Contains(err.Error(), "switch s1") {
+		t.Errorf("unknown switch profile: %v, want a *SpecError naming the switch", err)
+	}
 	e := spec.Runs[0]
 	e.Chain, e.Topology = []int{1, 2}, "paper000"
 	if err := e.validate(); err == nil || !strings.Contains(err.Error(), "chain and topology") {

@@ -169,7 +169,12 @@ func seriesOf(e ExperimentSpec, cells []Cell, skipPriority bool) []series {
 	load := func(c Cell) string { return fmt.Sprintf("load %d", c.BaseLoad) }
 	rate := func(c Cell) string { return rateString(c.Rate) + " pps" }
 	prio := func(c Cell) string { return c.Priority }
-	switches := func(c Cell) string { return fmt.Sprintf("%d switches", c.Switches) }
+	switches := func(c Cell) string {
+		if c.Switches == 1 {
+			return "1 switch"
+		}
+		return fmt.Sprintf("%d switches", c.Switches)
+	}
 	var out []series
 	for _, c := range cells {
 		var parts []string

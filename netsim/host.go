@@ -93,6 +93,7 @@ type Host struct {
 	clk    clock.Clock
 	ifaces []*Iface
 	arp    map[netip.Addr]packet.MAC
+	static map[netip.Addr]bool // permanent entries: ARP does not change them
 	hold   map[netip.Addr][][]byte
 	bind   map[Binding]Endpoint
 	stats  HostStats
@@ -109,7 +110,7 @@ type Host struct {
 
 // NewHost returns a host without interfaces.
 func NewHost(clk clock.Clock, name string) *Host {
-	return &Host{Name: name, clk: clk, arp: map[netip.Addr]packet.MAC{},
+	return &Host{Name: name, clk: clk, arp: map[netip.Addr]packet.MAC{}, static: map[netip.Addr]bool{},
 		hold: map[netip.Addr][][]byte{}, bind: map[Binding]Endpoint{}}
 }
 
@@ -144,7 +145,7 @@ func (h *Host) Addr() netip.Addr {
 }
 
 // AddNeighbor puts a static entry in the ARP cache (ip neigh ... permanent).
-func (h *Host) AddNeighbor(ip netip.Addr, mac packet.MAC) { h.arp[ip] = mac }
+func (h *Host) AddNeighbor(ip netip.Addr, mac packet.MAC) { h.arp[ip], h.static[ip] = mac, true }
 
 // Neighbor looks ip up in the ARP cache.
 func (h *Host) Neighbor(ip netip.Addr) (packet.MAC, bool) { m, ok := h.arp[ip]; return m, ok }
@@ -302,7 +303,7 @@ func (h *Host) receiveARP(i *Iface, a *packet.ARP) {
 	// Learn as Linux does without arp_accept: from replies and requests to
 	// us; a gratuitous ARP only refreshes an entry we already have.
 	if _, have := h.arp[sender]; mine || have || a.Op == packet.ARPReply {
-		if sender.IsValid() && sender != i.Prefix.Addr() {
+		if sender.IsValid() && sender != i.Prefix.Addr() && !h.static[sender] {
 			h.arp[sender] = a.SenderMAC
 			h.release(i, sender, a.SenderMAC)
 		}

@@ -84,7 +84,7 @@ func Build(clk clock.Clock, plan *Plan, opts BuildOptions) (*Network, error) {
 		n.Switches = append(n.Switches, sw)
 	}
 	// Each link end: where its frames go in (rx) and what it sends on.
-	for li, pl := range plan.Links {
+	for _, pl := range plan.Links {
 		lp := &LinkPair{Name: pl.Name(), Plan: pl}
 		delay := opts.DefaultDelay
 		if pl.HasDelay {
@@ -148,7 +148,6 @@ func Build(clk clock.Clock, plan *Plan, opts BuildOptions) (*Network, error) {
 			return nil, err
 		}
 		n.Links = append(n.Links, lp)
-		_ = li
 	}
 	if r := opts.Recorder; r != nil {
 		r.attach(clk, n)

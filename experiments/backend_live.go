@@ -53,6 +53,9 @@ func runLive(ctx context.Context, res *Result, spec *Spec, opts Options, profNam
 		Progress: opts.Progress, Logger: logger,
 	}
 	for _, c := range res.Cells {
+		if top := c.topologyName(spec); top != DefaultTopology {
+			return nil, &SpecError{spec.Source, fmt.Errorf("experiment %s: topology %s: the live backend runs paper 000's testbed (%s) only", c.Exp.ID, top, DefaultTopology)}
+		}
 		if !live.Supported(string(c.Exp.Kind)) {
 			return nil, &SpecError{spec.Source, fmt.Errorf("experiment %s: kind %s is not measured by the live backend (only %s, %s)", c.Exp.ID, c.Exp.Kind, KindPacketIn, KindHandshake)}
 		}

@@ -13,7 +13,8 @@ import (
 // WriteCSV writes every sample of one experiment: one row per flow of
 // every cell. Columns:
 //
-//	base_load, rate_pps, priority, flow   the cell and the flow index
+//	[switches,] base_load, rate_pps,      the cell (switches: the chain length, only
+//	priority, flow                       for an experiment over chains) and the flow index
 //	delivered                            1 if the packet (or its reply) arrived
 //	delay_s | rtt_s                      one-way delay (packet_in) or RTT, seconds
 //	retransmissions                      (RTT kinds) how many times the timer
@@ -22,12 +23,13 @@ import (
 func WriteCSV(w io.Writer, r *Result, expID string) error {
 	cw := csv.NewWriter(w)
 	var kind Kind
+	chain := false
 	for _, e := range r.Spec.Runs {
 		if e.ID == expID {
-			kind = e.Kind
+			kind, chain = e.Kind, len(e.Chain) > 0
 		}
 	}
-	head := []string{"base_load", "rate_pps", "priority", "flow", "delivered"}
+	head := cellColumns(chain, "flow", "delivered")
 	if kind == KindPacketIn {
 		head = append(head, "delay_s")
 	} else {
@@ -46,7 +48,7 @@ func WriteCSV(w io.Writer, r *Result, expID string) error {
 		}
 		o := c.Outcome
 		for i, d := range o.Delays {
-			row := []string{strconv.Itoa(c.BaseLoad), rateString(c.Rate), c.Priority, strconv.Itoa(i), boolDigit(o.Delivered[i])}
+			row := cellRow(c, chain, strconv.Itoa(i), boolDigit(o.Delivered[i]))
 			val := ""
 			if o.Delivered[i] {
 				val = seconds(d)
@@ -74,7 +76,13 @@ func WriteCSV(w io.Writer, r *Result, expID string) error {
 // one experiment (paper Table 1's controller column).
 func WriteControllerCSV(w io.Writer, r *Result, expID string) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"base_load", "rate_pps", "priority", "packet_in", "controller_s"}); err != nil {
+	chain := false
+	for _, e := range r.Spec.Runs {
+		if e.ID == expID {
+			chain = len(e.Chain) > 0
+		}
+	}
+	if err := cw.Write(cellColumns(chain, "packet_in", "controller_s")); err != nil {
 		return err
 	}
 	for _, c := range r.Cells {
@@ -82,13 +90,31 @@ func WriteControllerCSV(w io.Writer, r *Result, expID string) error {
 			continue
 		}
 		for i, t := range c.Outcome.ControllerTimes {
-			if err := cw.Write([]string{strconv.Itoa(c.BaseLoad), rateString(c.Rate), c.Priority, strconv.Itoa(i), seconds(t)}); err != nil {
+			if err := cw.Write(cellRow(c, chain, strconv.Itoa(i), seconds(t))); err != nil {
 				return err
 			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// cellColumns are the columns naming a cell, then more.
+func cellColumns(chain bool, more ...string) []string {
+	var h []string
+	if chain {
+		h = append(h, "switches")
+	}
+	return append(append(h, "base_load", "rate_pps", "priority"), more...)
+}
+
+// cellRow is cell c's values for cellColumns, then more.
+func cellRow(c Cell, chain bool, more ...string) []string {
+	var r []string
+	if chain {
+		r = append(r, strconv.Itoa(c.Switches))
+	}
+	return append(append(r, strconv.Itoa(c.BaseLoad), rateString(c.Rate), c.Priority), more...)
 }
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 9, 64) }

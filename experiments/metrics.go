@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -9,15 +10,18 @@ import (
 	"github.com/pseudocong/pseudocong/probes"
 )
 
-// Summary keys are "<experiment id>.<metric>.<dims>", where dims names the
-// grid dimensions that vary within the experiment, in the order base load
-// ("L3500"), rate ("5000pps"), priority ("ascending"); an experiment with a
-// single cell gets no dims part. Metrics per kind (docs/experiments.md):
+// Summary keys are "[<key_prefix>.]<experiment id>.<metric>.<dims>", where
+// dims names the grid dimensions that vary within the experiment, in the
+// order chain length ("k3"), base load ("L3500"), rate ("5000pps"),
+// priority ("ascending"); an experiment with a single cell gets no dims
+// part. Metrics per kind (docs/experiments.md), the median ones only when
+// an experiment's metrics list selects them:
 //
-//	packet_in  max_delay_s, mean_delay_s, controller_mean_s
-//	handshake  bins (shares per SYN timer bin), max_rtt_s, mean_rtt_s
+//	packet_in  max_delay_s, mean_delay_s, controller_mean_s, median_delay_s
+//	handshake  bins (shares per SYN timer bin), max_rtt_s, mean_rtt_s,
+//	           median_rtt_s
 //	data       share_gt_<E1>s (share of RTTs ≥ the first data RTO),
-//	           max_rtt_s, mean_rtt_s
+//	           max_rtt_s, mean_rtt_s, median_rtt_s
 //
 // Delays and RTTs are over the answered flows; unanswered ones count in the
 // last bin and in the share beyond E1.
@@ -25,6 +29,9 @@ import (
 // cellKey returns the key of metric for cell c.
 func cellKey(c Cell, metric string) string {
 	var dims []string
+	if len(c.Exp.Chain) > 1 {
+		dims = append(dims, fmt.Sprintf("k%d", c.Switches))
+	}
 	if len(c.Exp.BaseLoads) > 1 {
 		dims = append(dims, fmt.Sprintf("L%d", c.BaseLoad))
 	}
@@ -35,6 +42,9 @@ func cellKey(c Cell, metric string) string {
 		dims = append(dims, c.Priority)
 	}
 	k := c.Exp.ID + "." + metric
+	if c.prefix != "" {
+		k = c.prefix + "." + k
+	}
 	if len(dims) > 0 {
 		k += "." + strings.Join(dims, ".")
 	}
@@ -59,6 +69,7 @@ func secString(d time.Duration) string { return strconv.FormatFloat(d.Seconds(),
 type cellStats struct {
 	n, answered int
 	max, mean   time.Duration
+	median      time.Duration // of the answered; the mean of the middle two for an even count
 	ctrlMean    time.Duration
 	rtts        []time.Duration // answered only, in flow order
 }
@@ -78,6 +89,13 @@ func statsOf(c Cell) cellStats {
 	}
 	if s.answered > 0 {
 		s.mean = sum / time.Duration(s.answered)
+		sorted := slices.Clone(s.rtts)
+		slices.Sort(sorted)
+		m := len(sorted) / 2
+		s.median = sorted[m]
+		if len(sorted)%2 == 0 {
+			s.median = (sorted[m-1] + sorted[m]) / 2
+		}
 	}
 	if len(o.ControllerTimes) > 0 {
 		var ct time.Duration
@@ -101,33 +119,41 @@ func binShares(c Cell, edges []time.Duration) []float64 {
 	return probes.Shares(counts)
 }
 
+// dataShare is the share of a data cell's flows whose RTT reached e1 or
+// that were never answered.
+func dataShare(c Cell, e1 time.Duration) float64 {
+	beyond := 0
+	for i, d := range c.Outcome.Delays {
+		if !c.Outcome.Delivered[i] || d >= e1 {
+			beyond++
+		}
+	}
+	return float64(beyond) / float64(len(c.Outcome.Delays))
+}
+
 // summarize computes every summary value of a finished run.
 func summarize(r *Result) map[string][]float64 {
 	v := map[string][]float64{}
-	put := func(k string, xs ...float64) { v[k] = xs }
 	synEdges := probes.Bins(r.Timers, probes.KindSYN)
 	shareName, e1 := dataShareMetric(r.Timers)
 	for _, c := range r.Cells {
 		s := statsOf(c)
-		switch c.Exp.Kind {
-		case KindPacketIn:
-			put(cellKey(c, "max_delay_s"), s.max.Seconds())
-			put(cellKey(c, "mean_delay_s"), s.mean.Seconds())
-			put(cellKey(c, "controller_mean_s"), s.ctrlMean.Seconds())
-		case KindHandshake:
-			put(cellKey(c, "bins"), binShares(c, synEdges)...)
-			put(cellKey(c, "max_rtt_s"), s.max.Seconds())
-			put(cellKey(c, "mean_rtt_s"), s.mean.Seconds())
-		case KindData:
-			beyond := 0
-			for i, d := range c.Outcome.Delays {
-				if !c.Outcome.Delivered[i] || d >= e1 {
-					beyond++
-				}
+		for _, m := range c.Exp.metrics() {
+			key := cellKey(c, m)
+			switch m {
+			case "max_delay_s", "max_rtt_s":
+				v[key] = []float64{s.max.Seconds()}
+			case "mean_delay_s", "mean_rtt_s":
+				v[key] = []float64{s.mean.Seconds()}
+			case "median_delay_s", "median_rtt_s":
+				v[key] = []float64{s.median.Seconds()}
+			case "controller_mean_s":
+				v[key] = []float64{s.ctrlMean.Seconds()}
+			case "bins":
+				v[key] = binShares(c, synEdges)
+			case "share":
+				v[cellKey(c, shareName)] = []float64{dataShare(c, e1)}
 			}
-			put(cellKey(c, shareName), float64(beyond)/float64(s.n))
-			put(cellKey(c, "max_rtt_s"), s.max.Seconds())
-			put(cellKey(c, "mean_rtt_s"), s.mean.Seconds())
 		}
 	}
 	return v

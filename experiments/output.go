@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/plot"
 )
@@ -247,14 +249,50 @@ func writeFiles(dir string, r *Result, create createFunc) ([]string, error) {
 			}
 		}
 	}
-	err = drawFigures(r, func(p *plot.Plot, name string) error {
-		wt, err := renderPNG(p)
-		if err != nil {
-			return fmt.Errorf("figure %s: %w", name, err)
+	type figure struct {
+		name string
+		p    *plot.Plot
+		png  bytes.Buffer
+		err  error
+	}
+	var figs []*figure
+	if err := drawFigures(r, func(p *plot.Plot, name string) error {
+		figs = append(figs, &figure{name: name, p: p})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	// Rendering is most of the output time and each figure is
+	// independent: render them on every CPU, write them in order.
+	jobs := make(chan *figure)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(figs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range jobs {
+				wt, err := renderPNG(f.p)
+				if err == nil {
+					_, err = wt.WriteTo(&f.png)
+				}
+				f.err = err
+			}
+		}()
+	}
+	for _, f := range figs {
+		jobs <- f
+	}
+	close(jobs)
+	wg.Wait()
+	for _, f := range figs {
+		if f.err != nil {
+			return nil, fmt.Errorf("figure %s: %w", f.name, f.err)
 		}
-		return write(name, wt)
-	})
-	if err != nil {
+		if err := write(f.name, &f.png); err != nil {
+			return nil, err
+		}
+	}
+	if err := seriesFiles(r, write); err != nil {
 		return nil, err
 	}
 	var rep bytes.Buffer

@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/pseudocong/pseudocong/probes"
 )
 
 // Verdict is one paper number beside ours.
@@ -32,8 +34,13 @@ var missNotes = map[string]string{
 		"data packet waits for the whole backlog of 500 swap-ins (tens of seconds), not the paper's > 75 s.",
 }
 
-// Compare puts every paper number beside ours, in key order.
+// Compare puts every paper number beside ours, in key order. A spec with
+// a key_prefix has none of the paper's keys (its keys are its own): it
+// gets no comparison.
 func (r *Result) Compare() []Verdict {
+	if r.Spec.KeyPrefix != "" {
+		return nil
+	}
 	pn := PaperNumbers()
 	keys := make([]string, 0, len(pn))
 	for k := range pn {
@@ -91,34 +98,71 @@ func (r *Result) TrendViolations() []string {
 	var out []string
 	for _, e := range r.Spec.Runs {
 		cells := cellsOf(r, e.ID)
-		mean := map[[3]string]float64{}
-		for _, c := range cells {
-			mean[[3]string{fmt.Sprint(c.BaseLoad), rateString(c.Rate), c.Priority}] = statsOf(c).mean.Seconds()
+		ks := e.Chain
+		if len(ks) == 0 {
+			ks = []int{0}
 		}
-		for _, p := range e.Priorities {
-			for _, l := range e.BaseLoads {
-				for i := 1; i < len(e.Rates); i++ {
-					lo, hi := sortedPair(e.Rates[i-1], e.Rates[i])
-					a := mean[[3]string{fmt.Sprint(l), rateString(lo), p}]
-					b := mean[[3]string{fmt.Sprint(l), rateString(hi), p}]
-					if b < a {
-						out = append(out, fmt.Sprintf("%s L%d %s: mean %.4g s at %s pps < %.4g s at %s pps",
-							e.ID, l, p, b, rateString(hi), a, rateString(lo)))
+		for ki, k := range ks {
+			mean := map[[3]string]float64{}
+			for _, c := range cells {
+				if c.Switches == k {
+					mean[[3]string{fmt.Sprint(c.BaseLoad), rateString(c.Rate), c.Priority}] = statsOf(c).mean.Seconds()
+				}
+			}
+			id := e.ID
+			if k > 0 {
+				id = fmt.Sprintf("%s k%d", e.ID, k)
+			}
+			out = append(out, trendViolations(e, id, mean)...)
+			if ki == 0 {
+				continue
+			}
+			// More switches on the path: paper 000 §3.2 says it suffers more.
+			for _, c := range cells {
+				if c.Switches != k {
+					continue
+				}
+				for _, d := range cells {
+					if d.Switches == ks[ki-1] && d.BaseLoad == c.BaseLoad && d.Rate == c.Rate && d.Priority == c.Priority {
+						if a, b := statsOf(d).mean.Seconds(), statsOf(c).mean.Seconds(); b < a {
+							out = append(out, fmt.Sprintf("%s L%d %spps %s: mean %.4g s with %d switches < %.4g s with %d",
+								e.ID, c.BaseLoad, rateString(c.Rate), c.Priority, b, k, a, ks[ki-1]))
+						}
 					}
 				}
 			}
-			if e.Kind == KindPacketIn && p != PriorityAscending {
-				continue // the paper's claim for base load is about ascending inserts
+		}
+	}
+	return out
+}
+
+// trendViolations checks one experiment's means (by base load, rate and
+// priority) for a higher rate or load giving a shorter mean.
+func trendViolations(e ExperimentSpec, id string, mean map[[3]string]float64) []string {
+	var out []string
+	for _, p := range e.Priorities {
+		for _, l := range e.BaseLoads {
+			for i := 1; i < len(e.Rates); i++ {
+				lo, hi := sortedPair(e.Rates[i-1], e.Rates[i])
+				a := mean[[3]string{fmt.Sprint(l), rateString(lo), p}]
+				b := mean[[3]string{fmt.Sprint(l), rateString(hi), p}]
+				if b < a {
+					out = append(out, fmt.Sprintf("%s L%d %s: mean %.4g s at %s pps < %.4g s at %s pps",
+						id, l, p, b, rateString(hi), a, rateString(lo)))
+				}
 			}
-			for _, rt := range e.Rates {
-				for i := 1; i < len(e.BaseLoads); i++ {
-					lo, hi := min(e.BaseLoads[i-1], e.BaseLoads[i]), max(e.BaseLoads[i-1], e.BaseLoads[i])
-					a := mean[[3]string{fmt.Sprint(lo), rateString(rt), p}]
-					b := mean[[3]string{fmt.Sprint(hi), rateString(rt), p}]
-					if b < a {
-						out = append(out, fmt.Sprintf("%s %spps %s: mean %.4g s at L%d < %.4g s at L%d",
-							e.ID, rateString(rt), p, b, hi, a, lo))
-					}
+		}
+		if e.Kind == KindPacketIn && p != PriorityAscending {
+			continue // the paper's claim for base load is about ascending inserts
+		}
+		for _, rt := range e.Rates {
+			for i := 1; i < len(e.BaseLoads); i++ {
+				lo, hi := min(e.BaseLoads[i-1], e.BaseLoads[i]), max(e.BaseLoads[i-1], e.BaseLoads[i])
+				a := mean[[3]string{fmt.Sprint(lo), rateString(rt), p}]
+				b := mean[[3]string{fmt.Sprint(hi), rateString(rt), p}]
+				if b < a {
+					out = append(out, fmt.Sprintf("%s %spps %s: mean %.4g s at L%d < %.4g s at L%d",
+						id, rateString(rt), p, b, hi, a, lo))
 				}
 			}
 		}
@@ -200,13 +244,20 @@ func WriteReport(w io.Writer, r *Result, files []string) error {
 			case KindPacketIn:
 				other = fmt.Sprintf("controller mean %.4g ms", 1000*s.ctrlMean.Seconds())
 			case KindHandshake:
-				other = "bins " + AbsShare.Format(r.Values[cellKey(c, "bins")])
+				other = "bins " + AbsShare.Format(binShares(c, probes.Bins(r.Timers, probes.KindSYN)))
 			case KindData:
-				name, _ := dataShareMetric(r.Timers)
-				other = fmt.Sprintf("%s %.1f %%", name, 100*r.Values[cellKey(c, name)][0])
+				name, e1 := dataShareMetric(r.Timers)
+				other = fmt.Sprintf("%s %.1f %%", name, 100*dataShare(c, e1))
 			}
-			fmt.Fprintf(&b, "| L %d, %s pps, %s | %d / %d | %.4g s | %.4g s | %s |\n",
-				c.BaseLoad, rateString(c.Rate), c.Priority, s.answered, s.n, s.mean.Seconds(), s.max.Seconds(), other)
+			if e.hasMetric("median_rtt_s") || e.hasMetric("median_delay_s") {
+				other += fmt.Sprintf(", median %.4g s", s.median.Seconds())
+			}
+			run := fmt.Sprintf("L %d, %s pps, %s", c.BaseLoad, rateString(c.Rate), c.Priority)
+			if c.Switches > 0 {
+				run = fmt.Sprintf("k %d, ", c.Switches) + run
+			}
+			fmt.Fprintf(&b, "| %s | %d / %d | %.4g s | %.4g s | %s |\n",
+				run, s.answered, s.n, s.mean.Seconds(), s.max.Seconds(), other)
 		}
 		b.WriteString("\n")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/experiments/sim"
+	"github.com/pseudocong/pseudocong/netsim"
 	"github.com/pseudocong/pseudocong/probes"
 	"github.com/pseudocong/pseudocong/profile"
 )
@@ -41,6 +42,9 @@ type Options struct {
 	// Shard, if set, restricts the run to one shard of the grid; such a
 	// run goes through ExecuteShard (shard.go), not Execute.
 	Shard *Shard
+	// SeriesInterval, if set, replaces the spec's series.interval (time
+	// series of every run; negative: none).
+	SeriesInterval time.Duration
 }
 
 // Cell is one run of the grid: one experiment at one base load, rate and
@@ -50,6 +54,11 @@ type Cell struct {
 	BaseLoad int
 	Rate     float64
 	Priority string
+	// Switches is the chain length K of an experiment over chains (0:
+	// the experiment's own topology).
+	Switches int
+	// prefix is the spec's key_prefix.
+	prefix string
 	// Outcome is the simulation's measurement.
 	Outcome *sim.Outcome
 }
@@ -57,6 +66,9 @@ type Cell struct {
 // Label names the cell for progress lines and reports:
 // "handshake L3500 5000pps ascending".
 func (c Cell) Label() string {
+	if c.Switches > 0 {
+		return fmt.Sprintf("%s k%d L%d %spps %s", c.Exp.ID, c.Switches, c.BaseLoad, rateString(c.Rate), c.Priority)
+	}
 	return fmt.Sprintf("%s L%d %spps %s", c.Exp.ID, c.BaseLoad, rateString(c.Rate), c.Priority)
 }
 
@@ -72,6 +84,49 @@ type Result struct {
 	// summary.json contract (docs/experiments.md).
 	Values map[string][]float64
 	Wall   time.Duration
+	// topologies holds the compiled networks the cells run on, by name.
+	topologies map[string]*netsim.Topology
+	// series is the time-series interval of the sim runs (0: none).
+	series time.Duration
+}
+
+// topologyName is the network cell c runs on: chain:K for an experiment
+// over chains, else the experiment's, the spec's or the default topology.
+func (c Cell) topologyName(spec *Spec) string {
+	switch {
+	case c.Switches > 0:
+		return fmt.Sprintf("chain:%d", c.Switches)
+	case c.Exp.Topology != "":
+		return c.Exp.Topology
+	case spec.Topology != "":
+		return spec.Topology
+	}
+	return DefaultTopology
+}
+
+// loadTopologies loads every topology the cells name.
+func loadTopologies(spec *Spec, cells []Cell) (map[string]*netsim.Topology, error) {
+	m := map[string]*netsim.Topology{}
+	for _, c := range cells {
+		name := c.topologyName(spec)
+		if _, ok := m[name]; ok {
+			continue
+		}
+		t, err := LoadTopology(name)
+		if err != nil {
+			return nil, &SpecError{spec.Source, fmt.Errorf("experiment %s: %w", c.Exp.ID, err)}
+		}
+		for _, s := range t.Switches {
+			if s.Profile == "" {
+				continue
+			}
+			if _, err := profile.Load(s.Profile); err != nil {
+				return nil, &SpecError{spec.Source, fmt.Errorf("experiment %s: topology %s: switch %s: %w", c.Exp.ID, name, s.Name, err)}
+			}
+		}
+		m[name] = t
+	}
+	return m, nil
 }
 
 func rateString(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
@@ -146,19 +201,35 @@ func prepare(spec *Spec, opts *Options) (*Result, string, error) {
 		}
 	}
 	res := &Result{Spec: spec, Backend: opts.Backend, Profile: prof, Timers: timers, Seed: seed, Cells: grid(spec)}
+	if res.topologies, err = loadTopologies(spec, res.Cells); err != nil {
+		return nil, "", err
+	}
+	res.series = spec.Series.Interval
+	if opts.SeriesInterval != 0 {
+		res.series = max(opts.SeriesInterval, 0)
+		if err := checkSeriesInterval(res.series); err != nil {
+			return nil, "", &SpecError{spec.Source, fmt.Errorf("series interval %v: %w", opts.SeriesInterval, err)}
+		}
+	}
 	return res, profName, nil
 }
 
 // grid lays out the cells of spec in grid order: experiments in spec
-// order, then base loads, rates and priority patterns. Shards are cut
+// order, then chain lengths, base loads, rates and priority patterns. Shards are cut
 // from this order, so it must not depend on anything but the spec.
 func grid(spec *Spec) []Cell {
 	var cells []Cell
 	for _, e := range spec.Runs {
-		for _, l := range e.BaseLoads {
-			for _, r := range e.Rates {
-				for _, p := range e.Priorities {
-					cells = append(cells, Cell{Exp: e, BaseLoad: l, Rate: r, Priority: p})
+		ks := e.Chain
+		if len(ks) == 0 {
+			ks = []int{0}
+		}
+		for _, k := range ks {
+			for _, l := range e.BaseLoads {
+				for _, r := range e.Rates {
+					for _, p := range e.Priorities {
+						cells = append(cells, Cell{Exp: e, BaseLoad: l, Rate: r, Priority: p, Switches: k, prefix: spec.KeyPrefix})
+					}
 				}
 			}
 		}
@@ -188,6 +259,7 @@ func runCells(ctx context.Context, res *Result, spec *Spec, opts Options) error 
 			for i := range jobs {
 				c := &res.Cells[i]
 				c.Outcome, errs[i] = sim.Run(sim.Scenario{
+					Topology:          res.topologies[c.topologyName(spec)],
 					Kind:              sim.Kind(c.Exp.Kind),
 					Flows:             c.Exp.Flows,
 					Rate:              c.Rate,
@@ -198,6 +270,7 @@ func runCells(ctx context.Context, res *Result, spec *Spec, opts Options) error 
 					LinkLatency:       spec.Network.LinkLatency,
 					Timers:            res.Timers,
 					Seed:              res.Seed,
+					SeriesInterval:    res.series,
 				})
 				if errs[i] != nil {
 					errs[i] = fmt.Errorf("%s: %w", c.Label(), errs[i])

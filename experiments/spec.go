@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/internal/yamldoc"
+	"github.com/pseudocong/pseudocong/netsim"
 	"github.com/pseudocong/pseudocong/profile"
 )
 
@@ -67,7 +68,18 @@ type Spec struct {
 	// (probes.ProfileByName: berkeley, linux).
 	Timers string `yaml:"timers"`
 	// Seed drives flow tuples, sequence numbers and everything random.
-	Seed       uint64           `yaml:"seed"`
+	Seed uint64 `yaml:"seed"`
+	// Topology is the network every experiment runs on unless it names
+	// its own: a built-in topology (experiments/topologies), chain:K, or
+	// a path to a topology file. Empty: paper000.
+	Topology string `yaml:"topology"`
+	// KeyPrefix, if set, starts every summary key of the spec
+	// ("multihop" gives multihop.handshake.median_rtt_s...), so specs can
+	// share experiment ids without sharing keys.
+	KeyPrefix string `yaml:"key_prefix"`
+	// Series, if its interval is set, records time series of every run
+	// (docs/experiments.md "Time series").
+	Series     SeriesSpec       `yaml:"series"`
 	Controller ControllerSpec   `yaml:"controller"`
 	Network    NetworkSpec      `yaml:"network"`
 	Runs       []ExperimentSpec `yaml:"experiments"`
@@ -83,6 +95,16 @@ type ControllerSpec struct {
 	// 25.38 ms mean for batches of 25.
 	ServiceTime time.Duration `yaml:"service_time"`
 }
+
+// SeriesSpec asks for time series.
+type SeriesSpec struct {
+	// Interval is the sampling interval; 0 records none.
+	Interval time.Duration `yaml:"interval"`
+}
+
+// maxSeriesInterval bounds series.interval: beyond it a run of minutes
+// has no samples to speak of.
+const maxSeriesInterval = time.Hour
 
 // NetworkSpec models the cables between the probe hosts and the switch.
 type NetworkSpec struct {
@@ -107,7 +129,36 @@ type ExperimentSpec struct {
 	BaseLoads []int `yaml:"base_loads"`
 	// Priorities are the controller's priority patterns.
 	Priorities []string `yaml:"priorities"`
+	// Topology overrides the spec's network for this experiment.
+	Topology string `yaml:"topology"`
+	// Chain, if set, runs the experiment on chains of K switches for each
+	// K given (a grid dimension, key part "k{K}"), instead of Topology.
+	Chain []int `yaml:"chain"`
+	// Metrics, if set, selects the summary metrics of the experiment (of
+	// its kind's: metricsByKind); empty gives the kind's defaults.
+	Metrics []string `yaml:"metrics"`
 }
+
+// metricsByKind lists the summary metrics each kind offers; the first
+// ones (all but the medians) are the defaults. The data kind's share
+// metric is named after the timer profile (share_gt_<E1>s) and selected
+// as "share".
+var metricsByKind = map[Kind][]string{
+	KindPacketIn:  {"max_delay_s", "mean_delay_s", "controller_mean_s", "median_delay_s"},
+	KindHandshake: {"bins", "max_rtt_s", "mean_rtt_s", "median_rtt_s"},
+	KindData:      {"share", "max_rtt_s", "mean_rtt_s", "median_rtt_s"},
+}
+
+// metrics returns the experiment's selected metrics.
+func (e ExperimentSpec) metrics() []string {
+	if len(e.Metrics) > 0 {
+		return e.Metrics
+	}
+	all := metricsByKind[e.Kind]
+	return all[:len(all)-1]
+}
+
+func (e ExperimentSpec) hasMetric(m string) bool { return slices.Contains(e.metrics(), m) }
 
 // Bounds on every numeric spec value: beyond them a spec is a typo or a
 // unit slip, not an experiment, and some values would exhaust memory or
@@ -137,6 +188,9 @@ const (
 	maxSamples = 10_000_000
 	// maxIDLen bounds an experiment id, which names files.
 	maxIDLen = 64
+	// maxChain bounds a chain's length (each switch is a whole switch
+	// model with its own TCAM).
+	maxChain = 64
 )
 
 // BuiltinSpecNames lists the specs shipped in the binary, sorted.
@@ -208,6 +262,12 @@ func (s *Spec) Validate() error {
 	if len(s.Runs) == 0 {
 		bad("experiments: at least one experiment is needed")
 	}
+	if err := checkSeriesInterval(s.Series.Interval); err != nil {
+		bad("series.interval %v: %v", s.Series.Interval, err)
+	}
+	if s.KeyPrefix != "" && (len(s.KeyPrefix) > maxIDLen || strings.ContainsAny(s.KeyPrefix, ". /\\")) {
+		bad("key_prefix %q: must be at most %d characters without dots, spaces or slashes", s.KeyPrefix, maxIDLen)
+	}
 	seen := map[string]bool{}
 	for i, e := range s.Runs {
 		where := fmt.Sprintf("experiments[%d] (%s)", i, e.ID)
@@ -223,12 +283,12 @@ func (s *Spec) Validate() error {
 	// cannot overflow the product.
 	var cells, samples float64
 	for _, e := range s.Runs {
-		n := float64(len(e.Rates)) * float64(len(e.BaseLoads)) * float64(len(e.Priorities))
+		n := float64(len(e.Rates)) * float64(len(e.BaseLoads)) * float64(len(e.Priorities)) * float64(max(len(e.Chain), 1))
 		cells += n
 		samples += n * float64(max(e.Flows, 0))
 	}
 	if cells > maxCells {
-		bad("experiments: %.0f runs (rates × base_loads × priorities): must be at most %d", cells, maxCells)
+		bad("experiments: %.0f runs (rates × base_loads × priorities): must be at most %d (chain lengths multiply it too)", cells, maxCells)
 	}
 	if samples > maxSamples {
 		bad("experiments: %.0f flows over all runs: must be at most %d (every sample is kept in memory)", samples, maxSamples)
@@ -275,10 +335,36 @@ func (e ExperimentSpec) validate() error {
 			bad("priority %q: want one of %v", p, priorityPatterns)
 		}
 	}
-	if hasDup(e.Rates) || hasDup(e.BaseLoads) || hasDup(e.Priorities) {
-		bad("rates, base_loads and priorities must not repeat a value")
+	if hasDup(e.Rates) || hasDup(e.BaseLoads) || hasDup(e.Priorities) || hasDup(e.Chain) {
+		bad("chain, rates, base_loads and priorities must not repeat a value")
+	}
+	for _, k := range e.Chain {
+		if k < 1 || k > maxChain {
+			bad("chain: %d switches: must be in [1, %d]", k, maxChain)
+		}
+	}
+	if len(e.Chain) > 0 && e.Topology != "" {
+		bad("chain and topology: give one (chain runs on chain:K topologies)")
+	}
+	if known, ok := metricsByKind[e.Kind]; ok {
+		for _, m := range e.Metrics {
+			if !slices.Contains(known, m) {
+				bad("metric %q: the %s kind has %v", m, e.Kind, known)
+			}
+		}
+		if hasDup(e.Metrics) {
+			bad("metrics must not repeat a value")
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkSeriesInterval: 0 (off) or within [netsim.MinInterval, 1h].
+func checkSeriesInterval(d time.Duration) error {
+	if d != 0 && (d < netsim.MinInterval || d > maxSeriesInterval) {
+		return fmt.Errorf("must be 0 (off) or in [%v, %v]", netsim.MinInterval, maxSeriesInterval)
+	}
+	return nil
 }
 
 func hasDup[T comparable](xs []T) bool {

@@ -36,6 +36,9 @@ func (r *Result) Summary() Summary {
 	for k, v := range r.Values {
 		s.Results[k] = jsonValue(v)
 	}
+	if r.Spec.KeyPrefix != "" {
+		return s // its keys are its own: the paper states none of them
+	}
 	for k, p := range PaperNumbers() {
 		s.Paper[k] = p.JSON()
 	}

@@ -62,6 +62,8 @@ take the outputs); 1 means the run itself failed.`,
 	cmd.Flags().Int64("seed", -1, "seed (default: the spec's)")
 	cmd.Flags().Int("workers", 0, "runs in parallel (default: number of CPUs); results do not depend on it")
 	cmd.Flags().Bool("quiet", false, "no progress output")
+	cmd.Flags().Duration("series-interval", 0, "record time series (per link, queue and flow) at this interval into *_series_*.csv and series_*.png (default: the spec's series.interval; negative: none)")
+	cmd.Flags().String("topology", "", "network of experiments that name none: a built-in topology, chain:K or a YAML path (default: the spec's, else paper000)")
 	cmd.Flags().String("shard", "", "run only shard i/n of the grid (i from 0, e.g. a Kubernetes JOB_COMPLETION_INDEX) and write shard.json for experiment merge")
 	return cmd
 }
@@ -81,10 +83,14 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return usageErrorf("%w", err)
 	}
+	if t := v.GetString("topology"); t != "" {
+		spec.Topology = t
+	}
 	opts := experiments.Options{
-		Backend: v.GetString("backend"),
-		Profile: v.GetString("profile"),
-		Workers: v.GetInt("workers"),
+		Backend:        v.GetString("backend"),
+		Profile:        v.GetString("profile"),
+		Workers:        v.GetInt("workers"),
+		SeriesInterval: v.GetDuration("series-interval"),
 	}
 	if opts.Workers < 0 {
 		return usageErrorf("--workers %d must not be negative", opts.Workers)

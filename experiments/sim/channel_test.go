@@ -23,8 +23,9 @@ func TestChannelCarriesEncodedBytes(t *testing.T) {
 		at = append(at, clk.Elapsed())
 	}, nil)
 	sent := &openflow.FlowMod{
-		Header:  openflow.Header{Xid: 7},
-		Match:   ruleMatch(probes.FiveTuple{SrcIP: HostA, DstIP: HostB, SrcPort: 1234, DstPort: 80, Proto: 6}, 1),
+		Header: openflow.Header{Xid: 7},
+		Match: openflow.Match{InPort: 1, DlType: 0x0800, NwProto: 6, NwSrc: 0x0a000001, NwDst: 0x0a000002,
+			TpSrc: 1234, TpDst: 80},
 		Command: openflow.FlowModAdd, Priority: 42, BufferID: 9, OutPort: openflow.PortNone,
 		Actions: []openflow.Action{openflow.ActionOutput{Port: 2}},
 	}

@@ -37,6 +37,11 @@ func (sc Scenario) limits() clock.Limits {
 	l := clock.DefaultLimits()
 	flows := uint64(max(sc.Flows, 0))
 	l.MaxEvents = eventsBase + eventsPerFlow*flows
+	if sc.SeriesInterval > 0 {
+		// One sampling event per interval while the model is busy, up to
+		// the horizon below.
+		l.MaxEvents += uint64(min(float64(tailBase+time.Duration(flows)*tailPerFlow)/float64(sc.SeriesInterval)+1, 1e9))
+	}
 	send := float64(sc.Flows) / sc.Rate * float64(time.Second)
 	horizon := float64(warmUp) + send + float64(tailBase) + float64(sc.Flows)*float64(tailPerFlow)
 	// math.MaxInt64 nanoseconds is 292 years; a scenario that long (a rate

@@ -1,22 +1,25 @@
-// Package sim is the sim backend of the experiments: one run of paper 000's
-// testbed on the virtual clock (the paper's figure 3: NIC A — switch — NIC B,
-// controller on its own link). Hosts put real Ethernet/IPv4/TCP frames on modelled
-// links; the switch and controller exchange encoded OpenFlow 1.0 bytes over
-// an in-memory channel with a modelled latency; the switch's local CPU,
-// TCAM and flow table are the project's agent, tcam and flowtable packages.
-// A run is a pure function of its Scenario: same input, same Outcome.
+// Package sim is the sim backend of the experiments: one run of an
+// experiment on a simulated network on the virtual clock. The network is a
+// netsim Topology (paper 000's figure 3 — NIC A, switch, NIC B, controller
+// on its own link — is one such file, experiments/topologies/paper000.yaml;
+// a chain of k switches is another): its hosts are netsim Hosts that put
+// real Ethernet/IPv4/TCP frames (package packet) on netsim Links; each
+// switch is softswitch.Switch with the modelled pipeline (the project's
+// agent, tcam and flowtable packages) and its own control channel, which
+// carries encoded OpenFlow 1.0 bytes with a modelled latency to the one
+// controller. A run is a pure function of its Scenario: same input, same
+// Outcome.
 package sim
 
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/pseudocong/pseudocong/agent"
 	"github.com/pseudocong/pseudocong/controller"
 	"github.com/pseudocong/pseudocong/internal/clock"
-	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/netsim"
 	"github.com/pseudocong/pseudocong/probes"
 	"github.com/pseudocong/pseudocong/profile"
 	"github.com/pseudocong/pseudocong/softswitch/dataplane"
@@ -39,15 +42,26 @@ type Scenario struct {
 	Rate     float64 // packets per second
 	BaseLoad int     // rules in the TCAM before the run
 	Priority string  // constant, ascending, descending
-	Profile  *profile.Profile
+	// Profile is the switches' profile (a topology switch may name its
+	// own).
+	Profile *profile.Profile
+	// Topology is the network; nil is a chain of one switch between two
+	// hosts (paper 000's Fig. 3). The first host (or Client) sends, the
+	// second (or Server) answers.
+	Topology       *netsim.Topology
+	Client, Server string
 	// ControllerService is t_c, the controller's time per Packet-In.
 	ControllerService time.Duration
-	LinkLatency       time.Duration
-	Timers            probes.TimerProfile
-	Seed              uint64
+	// LinkLatency is the delay of every link the topology gives none.
+	LinkLatency time.Duration
+	Timers      probes.TimerProfile
+	Seed        uint64
 	// Limits stop a run that cannot finish (limits.go); the zero value
 	// takes limits derived from the scenario.
 	Limits clock.Limits
+	// SeriesInterval, if positive, records time series of every link,
+	// queue and flow at that interval (Outcome.Series).
+	SeriesInterval time.Duration
 }
 
 // Outcome is what one run measured.
@@ -59,32 +73,42 @@ type Outcome struct {
 	// ControllerTimes holds Tc per Packet-In, in arrival order.
 	ControllerTimes []time.Duration
 
-	Pipeline   pipeline.Stats
-	Table      dataplane.Stats
-	Agent      agent.Stats
+	// Pipeline, Table, Agent, ToCtrl, ToSwitch, InTCAM and InBacking are
+	// the first switch's on the client's path (paper 000's only switch);
+	// Switches has every switch's.
+	SwitchOutcome
+	Switches   []SwitchOutcome `json:",omitempty"`
 	Controller ControllerStats
-	ToCtrl     ChannelStats
-	ToSwitch   ChannelStats
 	// ProbeMisses counts the table misses (each one a Packet-In to build)
-	// from the experiment's first packet on, i.e. without the warm-up's
-	// ARP announcements. A Data run has none (checkDataPremise).
+	// of all switches from the experiment's first packet on, i.e. without
+	// the warm-up's ARP announcements. A Data run has none
+	// (checkDataPremise).
 	ProbeMisses uint64
-	// InTCAM and InBacking are the rules placed at the end of the run.
-	InTCAM, InBacking int
-	Events            uint64
-	VirtualTime       time.Duration
+	Events      uint64
+	VirtualTime time.Duration
+	// Series holds the time series, if the scenario asked for them.
+	Series *Series `json:",omitempty"`
 }
 
-// Host addresses and switch ports of Fig. 3.
-var (
-	HostA = netip.AddrFrom4([4]byte{10, 0, 0, 1})
-	HostB = netip.AddrFrom4([4]byte{10, 0, 0, 2})
-)
+// SwitchOutcome is what one switch did.
+type SwitchOutcome struct {
+	Name     string `json:",omitempty"`
+	Pipeline pipeline.Stats
+	Table    dataplane.Stats
+	Agent    agent.Stats
+	ToCtrl   ChannelStats
+	ToSwitch ChannelStats
+	// InTCAM and InBacking are the rules placed at the end of the run.
+	InTCAM, InBacking int
+}
 
-const (
-	portA uint16 = 1
-	portB uint16 = 2
-)
+// Series are the time series of a run (netsim.Recorder's samples).
+type Series struct {
+	Interval  time.Duration
+	Links     []netsim.LinkSample
+	Flows     []netsim.FlowSample
+	Truncated uint64 `json:",omitempty"`
+}
 
 // basePriority and dataPriority number the rules the experiment puts in
 // the table itself, so that they sit where the controller's strategy would
@@ -126,7 +150,7 @@ func dataPriority(pattern controller.PriorityStrategy, k int) (uint16, error) {
 var simStart = time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // warmUp is how long the hosts announce themselves (one gratuitous ARP
-// each, so the reactive app learns both MACs as Floodlight's device
+// each, so the reactive app learns every MAC as Floodlight's device
 // manager had) before the experiment's first packet.
 const warmUp = time.Second
 
@@ -143,39 +167,41 @@ func Run(sc Scenario) (*Outcome, error) {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	clk := clock.NewSim(simStart)
-	tb, err := newTestbed(clk, sc.Profile, pattern, sc.ControllerService)
+	nw, err := newNetwork(clk, sc, pattern)
 	if err != nil {
 		return nil, err
 	}
-	if err := preloadBase(tb, pattern, sc.BaseLoad); err != nil {
+	if err := preloadBase(nw, pattern, sc.BaseLoad); err != nil {
 		return nil, err
 	}
-	tuples, err := probes.GenerateTuples(sc.Flows, probes.TupleSpec{Src: HostA, Dst: HostB}, sc.Seed)
+	tuples, err := probes.GenerateTuples(sc.Flows, probes.TupleSpec{Src: nw.client.Prefix.Addr(), Dst: nw.server.Prefix.Addr()}, sc.Seed)
 	if err != nil {
 		return nil, err
 	}
 	if sc.Kind == Data {
-		if err := preloadData(tb, pattern, tuples); err != nil {
+		if err := preloadData(nw, pattern, tuples); err != nil {
 			return nil, err
 		}
 	}
-
-	h := &hosts{clk: clk, sw: tb.sw, latency: sc.LinkLatency}
-	if err := h.addPorts(); err != nil {
+	if err := nw.build(); err != nil {
 		return nil, err
 	}
-	// The hosts announce themselves once the controller is connected, as
+	// The hosts announce themselves once every switch is connected, as
 	// they would on a network whose controller is up.
-	tb.ctrl.onConnect = h.announce
+	nw.ctrl.onConnect = func() {
+		for _, h := range nw.net.Hosts {
+			h.Announce()
+		}
+	}
 	var finish func(*Outcome)
 	var warmUpMisses uint64
 	clk.AfterFunc(warmUp, func() {
-		warmUpMisses = tb.pl.Agent().Stats().Misses
+		warmUpMisses = nw.misses()
 		switch sc.Kind {
 		case OneWay:
-			finish, err = h.oneWay(sc, tuples)
+			finish, err = nw.oneWay(sc, tuples)
 		case Handshake, Data:
-			finish, err = h.probe(sc, tuples)
+			finish, err = nw.probe(sc, tuples)
 		default:
 			err = fmt.Errorf("sim: unknown kind %q", sc.Kind)
 		}
@@ -187,27 +213,27 @@ func Run(sc Scenario) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tb.err != nil {
-		return nil, fmt.Errorf("sim: control channel: %w", tb.err)
+	if nw.ctrl.err != nil {
+		return nil, fmt.Errorf("sim: control channel: %w", nw.ctrl.err)
 	}
-	if h.frameErr != nil {
-		return nil, fmt.Errorf("sim: host: %w", h.frameErr)
+	if err := nw.hostErrors(); err != nil {
+		return nil, fmt.Errorf("sim: host: %w", err)
 	}
-	inTCAM, inBacking := tb.pl.Occupancy()
 	out := &Outcome{
-		ControllerTimes: tb.ctrl.times,
-		Pipeline:        tb.pl.Stats(),
-		Table:           tb.pl.TableStats(),
-		Agent:           tb.pl.Agent().Stats(),
-		Controller:      tb.ctrl.stats,
-		ToCtrl:          tb.toCtrl.Stats(),
-		ToSwitch:        tb.toSwitch.Stats(),
-		InTCAM:          inTCAM,
-		InBacking:       inBacking,
+		Controller:      nw.ctrl.stats,
+		ControllerTimes: nw.ctrl.times,
 		Events:          clk.Fired(),
 		VirtualTime:     clk.Elapsed(),
 	}
-	out.ProbeMisses = out.Agent.Misses - warmUpMisses
+	for _, s := range nw.switches {
+		out.Switches = append(out.Switches, s.outcome())
+	}
+	out.SwitchOutcome = nw.path[0].sw.outcome()
+	out.ProbeMisses = nw.misses() - warmUpMisses
+	if r := nw.rec; r != nil {
+		r.Stop()
+		out.Series = &Series{Interval: r.Interval(), Links: r.Links, Flows: r.Flows, Truncated: r.Truncated}
+	}
 	finish(out)
 	if sc.Kind == Data {
 		if err := checkDataPremise(out); err != nil {
@@ -220,76 +246,14 @@ func Run(sc Scenario) (*Outcome, error) {
 // checkDataPremise holds a Data run to paper 000 Fig. 19's premise: every
 // rule the data packets need is in the backing table, so each packet is
 // served by a swap-in and none goes to the controller. A miss means the
-// preloaded rules do not match the frames (ruleMatch drifted from the
-// controller's match): the run would then measure Packet-Ins and installs,
-// not swap-ins, and must not be reported as Fig. 19.
+// preloaded rules do not match the frames: the run would then measure
+// Packet-Ins and installs, not swap-ins, and must not be reported as
+// Fig. 19.
 func checkDataPremise(o *Outcome) error {
 	if o.ProbeMisses != 0 || o.Controller.FlowMods != 0 {
 		return fmt.Errorf("sim: data run: %d data packets missed the table and the controller installed %d rules; "+
 			"every data packet must be served by a swap-in (the preloaded rules do not match the frames?)",
 			o.ProbeMisses, o.Controller.FlowMods)
-	}
-	return nil
-}
-
-// ruleMatch is the match the reactive app installs for frames of tuple t
-// entering on inPort (controller.flowMatch: in_port, MACs, dl_type, IPv4
-// addresses, protocol and ports; VLAN and ToS wildcarded), so rules the
-// experiment puts in the table rank exactly like the app's.
-func ruleMatch(t probes.FiveTuple, inPort uint16) openflow.Match {
-	s, d := t.SrcIP.As4(), t.DstIP.As4()
-	return openflow.Match{
-		Wildcards: openflow.WildcardDlVlan | openflow.WildcardDlVlanPcp | openflow.WildcardNwTos,
-		InPort:    inPort,
-		DlSrc:     MACFor(t.SrcIP), DlDst: MACFor(t.DstIP),
-		DlType:  etherTypeIPv4,
-		NwProto: t.Proto,
-		NwSrc:   uint32(s[0])<<24 | uint32(s[1])<<16 | uint32(s[2])<<8 | uint32(s[3]),
-		NwDst:   uint32(d[0])<<24 | uint32(d[1])<<16 | uint32(d[2])<<8 | uint32(d[3]),
-		TpSrc:   t.SrcPort, TpDst: t.DstPort,
-	}
-}
-
-func ruleFlowMod(t probes.FiveTuple, inPort, outPort, prio uint16) *openflow.FlowMod {
-	return &openflow.FlowMod{
-		Header:  openflow.Header{Version: openflow.Version, Type: openflow.TypeFlowMod},
-		Match:   ruleMatch(t, inPort),
-		Command: openflow.FlowModAdd, Priority: prio,
-		BufferID: openflow.NoBuffer, OutPort: openflow.PortNone,
-		Actions: []openflow.Action{openflow.ActionOutput{Port: outPort}},
-	}
-}
-
-// preloadBase puts the base load in the TCAM: L rules for traffic that is
-// not the experiment's (10.1.0.0/16 → 10.2.0.1).
-func preloadBase(tb *testbed, pattern controller.PriorityStrategy, n int) error {
-	prio := basePriority(pattern)
-	for i := range n {
-		src := netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})
-		t := probes.FiveTuple{SrcIP: src, DstIP: netip.AddrFrom4([4]byte{10, 2, 0, 1}),
-			SrcPort: 40000, DstPort: 80, Proto: probes.ProtoTCP}
-		if _, err := tb.pl.Preload(ruleFlowMod(t, portA, portB, prio), dataplane.InTCAM); err != nil {
-			return fmt.Errorf("sim: base rule %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// preloadData puts both directions' rules of every data flow in the
-// backing table only: they must be swapped into the TCAM (paper §3.2).
-func preloadData(tb *testbed, pattern controller.PriorityStrategy, tuples []probes.FiveTuple) error {
-	for i, t := range tuples {
-		fwd, err1 := dataPriority(pattern, 2*i)
-		rev, err2 := dataPriority(pattern, 2*i+1)
-		if err := errors.Join(err1, err2); err != nil {
-			return fmt.Errorf("sim: data rule %d: %w", i, err)
-		}
-		if _, err := tb.pl.Preload(ruleFlowMod(t, portA, portB, fwd), dataplane.InBacking); err != nil {
-			return fmt.Errorf("sim: data rule %d: %w", i, err)
-		}
-		if _, err := tb.pl.Preload(ruleFlowMod(t.Reverse(), portB, portA, rev), dataplane.InBacking); err != nil {
-			return fmt.Errorf("sim: data rule %d: %w", i, err)
-		}
 	}
 	return nil
 }

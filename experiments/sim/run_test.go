@@ -6,7 +6,9 @@ import (
 
 	"github.com/pseudocong/pseudocong/controller"
 	"github.com/pseudocong/pseudocong/internal/clock"
+	"github.com/pseudocong/pseudocong/netsim"
 	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/packet"
 	"github.com/pseudocong/pseudocong/probes"
 	"github.com/pseudocong/pseudocong/profile"
 	"github.com/pseudocong/pseudocong/softswitch/dataplane"
@@ -79,13 +81,18 @@ func checkSwapInsOnly(t *testing.T, o *Outcome, n int) {
 	}
 }
 
-// ruleMatch is a hand copy of the reactive app's match (controller's
-// flowMatch is unexported): the rules a data run preloads must be the
-// very rules the controller would have installed for the same frames,
-// field for field, or they rank and match differently. The reactive app
-// itself is the reference here.
+// The rules a data run preloads must be the very rules the controller
+// would have installed for the same frames, field for field, or they rank
+// and match differently. ruleMatch builds them from controller.FlowMatch;
+// here the reactive app itself, fed the frames the probe hosts send, is
+// the reference.
 func TestRuleMatchIsTheControllers(t *testing.T) {
 	clk := clock.NewSim(simStart)
+	sc := dataScenario(loadProfile(t, "pica8-p3297"), 5, 100, 0)
+	n, err := newNetwork(clk, sc, controller.PriorityAscending)
+	if err != nil {
+		t.Fatal(err)
+	}
 	app := controller.NewReactive(controller.ReactiveConfig{Priority: controller.PriorityAscending, IdleTimeout: -1})
 	core := controller.NewCore(controller.Config{App: app, Clock: clk})
 	sw := &fakeSwitch{features: &openflow.FeaturesReply{DatapathID: 1}}
@@ -96,29 +103,50 @@ func TestRuleMatchIsTheControllers(t *testing.T) {
 			BufferID: openflow.NoBuffer, TotalLen: uint16(len(frame)), InPort: inPort, Data: frame,
 		})
 	}
+	hop := n.path[0]
+	build := func(p *packet.Packet, src, dst packet.MAC) []byte {
+		p.Layers |= packet.LayerEthernet
+		p.Ethernet.Src, p.Ethernet.Dst = src, dst
+		f, err := p.AppendBinary(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
 	// The hosts announce themselves, as in a run: the app learns both.
-	packetIn(gratuitousARP(HostA), portA)
-	packetIn(gratuitousARP(HostB), portB)
-	tuples, err := probes.GenerateTuples(5, probes.TupleSpec{Src: HostA, Dst: HostB}, 1)
+	for _, h := range []struct {
+		f    netsim.PlanIface
+		port uint16
+	}{{n.client, hop.in}, {n.server, hop.out}} {
+		a := packet.Packet{Layers: packet.LayerARP, ARP: packet.ARP{Op: packet.ARPRequest, SenderMAC: h.f.MAC,
+			SenderIP: h.f.Prefix.Addr().As4(), TargetIP: h.f.Prefix.Addr().As4()}}
+		packetIn(build(&a, h.f.MAC, packet.Broadcast), h.port)
+	}
+	tuples, err := probes.GenerateTuples(5, probes.TupleSpec{Src: n.client.Prefix.Addr(), Dst: n.server.Prefix.Addr()}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tu := range tuples {
 		for _, dir := range []struct {
-			t      probes.FiveTuple
-			inPort uint16
-			typ    probes.PacketType
-		}{{tu, portA, probes.PacketData}, {tu.Reverse(), portB, probes.PacketACK}} {
-			frame, err := EncodeFrame(probes.ProbePacket{Type: dir.typ, Tuple: dir.t, PayloadLen: probes.DefaultPayloadLen})
-			if err != nil {
+			t        probes.FiveTuple
+			inPort   uint16
+			typ      probes.PacketType
+			src, dst packet.MAC
+		}{{tu, hop.in, probes.PacketData, n.client.MAC, n.server.MAC}, {tu.Reverse(), hop.out, probes.PacketACK, n.server.MAC, n.client.MAC}} {
+			var p packet.Packet
+			if err := fillTCP(&p, probes.ProbePacket{Type: dir.typ, Tuple: dir.t, PayloadLen: probes.DefaultPayloadLen}); err != nil {
 				t.Fatal(err)
 			}
 			sw.flowMods = nil
-			packetIn(frame, dir.inPort)
+			packetIn(build(&p, dir.src, dir.dst), dir.inPort)
 			if len(sw.flowMods) != 1 {
 				t.Fatalf("%v: the controller sent %d Flow-Mods, want 1", dir.t, len(sw.flowMods))
 			}
-			if got, want := ruleMatch(dir.t, dir.inPort), sw.flowMods[0].Match; got != want {
+			got, err := n.ruleMatch(dir.t, dir.inPort)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := sw.flowMods[0].Match; got != want {
 				t.Errorf("%v in port %d:\nruleMatch  %+v\ncontroller %+v", dir.t, dir.inPort, got, want)
 			}
 		}
@@ -165,5 +193,27 @@ func TestSwapInUpcallFromProfile(t *testing.T) {
 	withUpcall, without := rtt(on), rtt(off)
 	if d, want := withUpcall-without, 2*on.Agent.PacketInCost; d != want {
 		t.Errorf("RTT with upcall %v, without %v: difference %v, want 2 × packet_in_cost = %v", withUpcall, without, d, want)
+	}
+}
+
+// The base load's rules are ruleMatch's, built from a template.
+func TestBaseRulesAreRuleMatch(t *testing.T) {
+	clk := clock.NewSim(simStart)
+	n, err := newNetwork(clk, dataScenario(loadProfile(t, "pica8-p3297"), 1, 10, 0), controller.PriorityAscending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := n.baseRules(n.path[0].in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1, 255, 256, 3999} {
+		want, err := n.ruleMatch(baseTuple(i), n.path[0].in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := next(i); got != want {
+			t.Errorf("base rule %d:\ntemplate  %+v\nruleMatch %+v", i, got, want)
+		}
 	}
 }

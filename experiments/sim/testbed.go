@@ -13,39 +13,19 @@ import (
 	"github.com/pseudocong/pseudocong/softswitch/pipeline"
 )
 
-// testbed is paper 000's Fig. 3 on the virtual clock, built from the same
-// cores the live processes run: softswitch.Switch with the modelled
-// pipeline (agent + TCAM cache + backing table) attached to its seams, and
-// controller.Core with the reactive app. The two talk over two Channels
-// that carry encoded OpenFlow 1.0 bytes with the profile's latency.
-type testbed struct {
-	clk      *clock.Sim
-	sw       *softswitch.Switch
-	pl       *pipeline.Pipeline
-	core     *controller.Core
-	toCtrl   *Channel
-	toSwitch *Channel
-	swEnd    *switchEnd
-	ctrl     *controllerShell
-	err      error
-}
+// The control side of a simulated network: one controller host (the
+// controller.Core with the reactive app behind one FIFO service queue of
+// t_c per Packet-In, Floodlight's, paper §2.2) and, per switch, a control
+// connection of two Channels that carry encoded OpenFlow 1.0 bytes with a
+// modelled latency. The switches are the same cores the live processes
+// run: softswitch.Switch with the modelled pipeline (agent + TCAM cache +
+// backing table) attached to its seams.
 
-// switchEnd is the switch's side of the control channel
-// (softswitch.Channel).
-type switchEnd struct{ tb *testbed }
-
-func (e *switchEnd) Send(m openflow.Message) error { return e.tb.toCtrl.Send(m) }
-func (e *switchEnd) Role() softswitch.Role         { return softswitch.RoleController }
-
-// controllerShell is the controller host: it completes the OpenFlow
-// handshake, then serves Packet-Ins one at a time with the controller's
-// own processing time t_c (Floodlight's, paper §2.2) before the core and
-// its app see them. It is the controller.Switch the app sends through.
-type controllerShell struct {
-	tb       *testbed
-	service  time.Duration
-	features *openflow.FeaturesReply
-	session  *controller.Session
+// controllerHost is the one controller every switch connects to.
+type controllerHost struct {
+	clk     *clock.Sim
+	core    *controller.Core
+	service time.Duration
 
 	busyUntil time.Time
 	queued    int
@@ -54,11 +34,12 @@ type controllerShell struct {
 	// controller delay Tc = Tf − Tp.
 	handling time.Time
 	times    []time.Duration
-	// onConnect runs once the handshake is done (the hosts announce
-	// themselves then).
-	onConnect func()
-	stats     ControllerStats
-	xid       uint32
+	stats    ControllerStats
+	// connected counts switches whose handshake is done; when the last
+	// one is, onConnect runs (the hosts announce themselves then).
+	connected, switches int
+	onConnect           func()
+	err                 error
 }
 
 // ControllerStats counts what the controller host did.
@@ -66,7 +47,7 @@ type ControllerStats struct {
 	PacketIns, FlowMods, PacketOuts uint64
 	Dropped                         uint64 // Packet-Ins refused: queue full
 	MaxQueue                        int
-	Errors                          uint64 // OpenFlow ERRORs from the switch
+	Errors                          uint64 // OpenFlow ERRORs from the switches
 	// BeforeHandshake counts messages that arrived before FEATURES_REPLY
 	// (ignored, as a controller does before the handshake).
 	BeforeHandshake uint64
@@ -75,84 +56,51 @@ type ControllerStats struct {
 // controllerQueueLimit bounds the Packet-Ins waiting for the controller.
 const controllerQueueLimit = 1 << 16
 
-func (c *controllerShell) DPID() uint64                      { return c.features.DatapathID }
-func (c *controllerShell) Features() *openflow.FeaturesReply { return c.features }
-
-func (c *controllerShell) Send(m openflow.Message) error {
-	switch m.MsgType() {
-	case openflow.TypeFlowMod:
-		c.stats.FlowMods++
-		if !c.handling.IsZero() {
-			c.times = append(c.times, c.tb.clk.Now().Sub(c.handling))
-			c.handling = time.Time{}
-		}
-	case openflow.TypePacketOut:
-		c.stats.PacketOuts++
-	}
-	return c.tb.toSwitch.Send(m)
-}
-
-// receive is a message decoded at the controller's end of the channel.
-func (c *controllerShell) receive(m openflow.Message) {
-	switch msg := m.(type) {
-	case *openflow.FeaturesReply:
-		if c.session == nil {
-			c.features = msg
-			c.session = c.tb.core.Connect(c)
-			if c.onConnect != nil {
-				c.onConnect()
-			}
-		}
-		return
-	case *openflow.Hello:
-		return
-	case *openflow.ErrorMsg:
-		c.stats.Errors++
-	}
-	if c.session == nil {
-		c.stats.BeforeHandshake++
-		return
-	}
-	if _, ok := m.(*openflow.PacketIn); !ok {
-		c.session.Handle(m)
-		return
-	}
-	c.stats.PacketIns++
-	if c.queued >= controllerQueueLimit {
-		c.stats.Dropped++
-		return
-	}
-	arrived := c.tb.clk.Now()
-	start := later(arrived, c.busyUntil)
-	c.busyUntil = start.Add(c.service)
-	c.queued++
-	c.stats.MaxQueue = max(c.stats.MaxQueue, c.queued)
-	c.tb.clk.At(c.busyUntil, func() {
-		c.queued--
-		c.handling = arrived
-		c.session.Handle(m)
-		c.handling = time.Time{}
+func newControllerHost(clk *clock.Sim, prio controller.PriorityStrategy, service time.Duration) *controllerHost {
+	app := controller.NewReactive(controller.ReactiveConfig{
+		Priority: prio,
+		// Permanent rules: the paper's tables keep growing (Fig. 5 reaches
+		// 4 000 entries over 400 s), so its flows did not idle out.
+		IdleTimeout: -1,
 	})
+	return &controllerHost{clk: clk, service: service,
+		core: controller.NewCore(controller.Config{App: app, Clock: clk})}
 }
 
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
+// simSwitch is one switch of the network with its control connection. It
+// is the netsim.SwitchNode the topology's links attach to and, at the
+// controller's end, the controller.Switch the app sends through.
+type simSwitch struct {
+	name     string
+	dpid     uint64
+	clk      *clock.Sim
+	sw       *softswitch.Switch
+	pl       *pipeline.Pipeline
+	ctrl     *controllerHost
+	toCtrl   *Channel
+	toSwitch *Channel
+	swEnd    *switchEnd
+	hs       handshake
+	session  *controller.Session
 }
 
-// newTestbed builds the switch, pipeline, controller and channels, and
-// schedules the OpenFlow handshake at the clock's start.
-func newTestbed(clk *clock.Sim, prof *profile.Profile, prio controller.PriorityStrategy, service time.Duration) (*testbed, error) {
-	tb := &testbed{clk: clk}
-	lat := prof.ControllerChannel.Latency
-	onErr := func(err error) { tb.err = errors.Join(tb.err, err) }
-	tb.toCtrl = NewChannel(clk, lat, nil, onErr)
-	tb.toSwitch = NewChannel(clk, lat, nil, onErr)
+// switchEnd is the switch's side of the control channel
+// (softswitch.Channel).
+type switchEnd struct{ s *simSwitch }
 
-	tb.sw = softswitch.New(clk, softswitch.Config{
-		DatapathID:    1,
+func (e *switchEnd) Send(m openflow.Message) error { return e.s.toCtrl.Send(m) }
+func (e *switchEnd) Role() softswitch.Role         { return softswitch.RoleController }
+
+// newSimSwitch builds a switch with its pipeline and connects it to the
+// controller (the handshake starts at once, on the clock). latency is the
+// control channel's one-way latency.
+func newSimSwitch(ctrl *controllerHost, name string, dpid uint64, prof *profile.Profile, latency time.Duration) (*simSwitch, error) {
+	s := &simSwitch{name: name, dpid: dpid, clk: ctrl.clk, ctrl: ctrl}
+	onErr := func(err error) { ctrl.err = errors.Join(ctrl.err, fmt.Errorf("switch %s: %w", name, err)) }
+	s.toCtrl = NewChannel(ctrl.clk, latency, nil, onErr)
+	s.toSwitch = NewChannel(ctrl.clk, latency, nil, onErr)
+	s.sw = softswitch.New(ctrl.clk, softswitch.Config{
+		DatapathID:    dpid,
 		TableCapacity: pipeline.TableCapacity(prof, 0),
 		TieBreak:      pipeline.TieBreak(prof),
 	})
@@ -162,33 +110,98 @@ func newTestbed(clk *clock.Sim, prof *profile.Profile, prio controller.PriorityS
 	// docs/calibration.md) a packet whose rule is only in the backing table
 	// first goes up to the local CPU as a miss does, then is swapped in.
 	opts := pipeline.Options{Profile: prof, SwapInUpcall: pipeline.SwapInUpcall(prof)}
-	if tb.pl, err = pipeline.Attach(tb.sw, opts); err != nil {
-		return nil, fmt.Errorf("sim: pipeline: %w", err)
+	if s.pl, err = pipeline.Attach(s.sw, opts); err != nil {
+		return nil, fmt.Errorf("sim: switch %s: pipeline: %w", name, err)
 	}
-	app := controller.NewReactive(controller.ReactiveConfig{
-		Priority: prio,
-		// Permanent rules: the paper's tables keep growing (Fig. 5 reaches
-		// 4 000 entries over 400 s), so its flows did not idle out.
-		IdleTimeout: -1,
-	})
-	tb.core = controller.NewCore(controller.Config{App: app, Clock: clk})
-	tb.swEnd = &switchEnd{tb}
-	tb.ctrl = &controllerShell{tb: tb, service: service}
-	tb.toCtrl.SetReceiver(tb.ctrl.receive)
-	tb.toSwitch.SetReceiver(func(m openflow.Message) { tb.sw.HandleMessage(tb.swEnd, m) })
+	s.swEnd = &switchEnd{s}
+	s.toCtrl.SetReceiver(s.receive)
+	s.toSwitch.SetReceiver(func(m openflow.Message) { s.sw.HandleMessage(s.swEnd, m) })
+	s.sw.Attach(s.swEnd)
+	ctrl.switches++
+	if err := s.hs.start(s); err != nil {
+		return nil, fmt.Errorf("sim: switch %s: handshake: %w", name, err)
+	}
+	return s, nil
+}
 
-	// The handshake: HELLO both ways, FEATURES_REQUEST, FEATURES_REPLY.
-	hdr := func(t openflow.Type) openflow.Header {
-		tb.ctrl.xid++
-		return openflow.Header{Version: openflow.Version, Type: t, Xid: tb.ctrl.xid}
+// AddPort implements netsim.SwitchNode: an in-memory port whose frames go
+// on the link.
+func (s *simSwitch) AddPort(no uint16, name string, tx func(frame []byte)) (func(frame []byte), error) {
+	if err := s.sw.AddPort(softswitch.NewMemPort(no, name, softswitch.MemPortMAC(s.dpid, no), tx)); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
 	}
-	tb.sw.Attach(tb.swEnd)
-	if err := errors.Join(
-		tb.toCtrl.Send(&openflow.Hello{Header: openflow.Header{Version: openflow.Version, Type: openflow.TypeHello}}),
-		tb.toSwitch.Send(&openflow.Hello{Header: hdr(openflow.TypeHello)}),
-		tb.toSwitch.Send(&openflow.FeaturesRequest{Header: hdr(openflow.TypeFeaturesRequest)}),
-	); err != nil {
-		return nil, fmt.Errorf("sim: handshake: %w", err)
+	return func(frame []byte) { s.sw.Receive(no, frame) }, nil
+}
+
+// DPID, Features and Send make simSwitch the controller.Switch of its
+// session.
+func (s *simSwitch) DPID() uint64                      { return s.hs.features.DatapathID }
+func (s *simSwitch) Features() *openflow.FeaturesReply { return s.hs.features }
+
+func (s *simSwitch) Send(m openflow.Message) error {
+	c := s.ctrl
+	switch m.MsgType() {
+	case openflow.TypeFlowMod:
+		c.stats.FlowMods++
+		if !c.handling.IsZero() {
+			c.times = append(c.times, c.clk.Now().Sub(c.handling))
+			c.handling = time.Time{}
+		}
+	case openflow.TypePacketOut:
+		c.stats.PacketOuts++
 	}
-	return tb, nil
+	return s.toSwitch.Send(m)
+}
+
+// receive is a message decoded at the controller's end of the channel.
+func (s *simSwitch) receive(m openflow.Message) {
+	c := s.ctrl
+	if s.hs.receive(s, m) {
+		return
+	}
+	if _, ok := m.(*openflow.ErrorMsg); ok {
+		c.stats.Errors++
+	}
+	if s.session == nil {
+		c.stats.BeforeHandshake++
+		return
+	}
+	if _, ok := m.(*openflow.PacketIn); !ok {
+		s.session.Handle(m)
+		return
+	}
+	c.stats.PacketIns++
+	if c.queued >= controllerQueueLimit {
+		c.stats.Dropped++
+		return
+	}
+	arrived := c.clk.Now()
+	start := later(arrived, c.busyUntil)
+	c.busyUntil = start.Add(c.service)
+	c.queued++
+	c.stats.MaxQueue = max(c.stats.MaxQueue, c.queued)
+	session := s.session
+	c.clk.At(c.busyUntil, func() {
+		c.queued--
+		c.handling = arrived
+		session.Handle(m)
+		c.handling = time.Time{}
+	})
+}
+
+// connected is called by the handshake once FEATURES_REPLY is in.
+func (s *simSwitch) connected() {
+	s.session = s.ctrl.core.Connect(s)
+	c := s.ctrl
+	c.connected++
+	if c.connected == c.switches && c.onConnect != nil {
+		c.onConnect()
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -109,6 +109,74 @@ type Conn struct {
 	ECN bool
 	// AppLimited reports that the application, not cwnd, limits sending.
 	AppLimited bool
+
+	// SndUna and SndNxt are the sender's byte sequence numbers (oldest
+	// unacknowledged, next to send), for algorithms that time rounds by
+	// sequence as Linux does (Vegas's beg_snd_nxt, HyStart's end_seq,
+	// DCTCP's next_seq). Compared with wrap-around arithmetic.
+	SndUna, SndNxt uint32
+	// Lost counts segments the sender has marked lost so far, by
+	// recovery or by RTO (Linux tp->lost; BBR's long-term sampler).
+	Lost uint64
+	// LastSend is when the sender last transmitted data (Linux
+	// lsndtime); at EventTxStart it is still the previous transmission's
+	// time, so Now-LastSend is the idle period (CUBIC shifts its epoch).
+	LastSend time.Time
+	// Seed is a per-connection seed from the sender's seeded source, for
+	// the algorithms that randomise (BBR's first gain-cycle phase); the
+	// same seed gives the same run.
+	Seed uint64
+
+	// Ack is the receiver-side ACK control an algorithm may drive when the
+	// receiver reports EventECNIsCE / EventECNNoCE (DCTCP).
+	Ack AckControl
+}
+
+// AckControl is the receiver-side seam for algorithms whose receivers
+// echo congestion differently from RFC 3168 (DCTCP, Linux tcp_dctcp.h).
+// For an algorithm that implements ECNOwner, the receiver, on every data
+// segment of an ECN connection, fills RcvNxt and Pending, calls Event with
+// EventECNIsCE or EventECNNoCE, then acts on the outputs: first, if
+// FlushAck, it sends one ACK of FlushSeq carrying ECE = FlushECE (the
+// delayed ACK for the earlier segments, with their CE state), cancelling
+// the delayed-ACK timer; then, if Now, it ACKs at once instead of
+// delaying; and every ACK it sends carries ECE = ECE (DCTCP echoes each
+// segment's CE state instead of latching ECE until CWR).
+type AckControl struct {
+	// Filled by the receiver before the event.
+	RcvNxt  uint32 // next sequence expected, after the segment that raised the event
+	Pending bool   // a delayed ACK is pending (Linux ICSK_ACK_TIMER)
+
+	// Written by the algorithm.
+	FlushAck bool   // send the pending delayed ACK first ...
+	FlushSeq uint32 // ... acknowledging this sequence ...
+	FlushECE bool   // ... with this ECE
+	Now      bool   // ACK immediately (Linux ICSK_ACK_NOW)
+	ECE      bool   // ECE on ACKs from now on (Linux TCP_ECN_DEMAND_CWR)
+}
+
+// ECNOwner is implemented by algorithms that need ECN and own the
+// receiver's echo (Linux TCP_CONG_NEEDS_ECN): the receiver raises
+// EventECNIsCE/EventECNNoCE and follows Conn.Ack, see AckControl. When
+// the connection did not negotiate ECN such an algorithm falls back to
+// Reno, as Linux's dctcp_reno does.
+type ECNOwner interface {
+	NeedsECN() bool
+}
+
+// SeqAfter reports a > b in 32-bit sequence space (Linux after()).
+func SeqAfter(a, b uint32) bool { return int32(a-b) > 0 }
+
+// SeqBefore reports a < b in 32-bit sequence space (Linux before()).
+func SeqBefore(a, b uint32) bool { return int32(a-b) < 0 }
+
+// CurrentSsthresh is Linux's tcp_current_ssthresh: in CWR or Recovery the
+// threshold itself, otherwise at least three quarters of the window.
+func (c *Conn) CurrentSsthresh() uint32 {
+	if c.Phase == CWR || c.Phase == Recovery {
+		return c.Ssthresh
+	}
+	return max(c.Ssthresh, (c.Cwnd>>1)+(c.Cwnd>>2))
 }
 
 // InSlowStart reports Linux's tcp_in_slow_start.

@@ -1,0 +1,179 @@
+package cc
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestCubicRootMatchesMath(t *testing.T) {
+	for _, x := range []uint64{1, 7, 64, 1000, 75 << 30, 1 << 40, 123456789012} {
+		got := float64(cubicRoot(x))
+		want := math.Cbrt(float64(x))
+		if math.Abs(got-want) > 1+0.01*want {
+			t.Errorf("cubicRoot(%d) = %v, want %.1f", x, got, want)
+		}
+	}
+}
+
+// After a loss at Wmax the window follows W(t) = C(t−K)³ + Wmax with
+// K = cbrt(Wmax(1−β)/C), t from the start of the epoch. The kernel aims
+// one RTT ahead (t + delay_min) and reaches its target within an RTT, so
+// the window at the start of each round tracks W(t) closely.
+func TestCubicFollowsTheCubicCurve(t *testing.T) {
+	const (
+		wmax = 200.0
+		c    = 0.4
+		beta = 717.0 / 1024
+	)
+	rtt := 100 * time.Millisecond
+	p := newPipe(t, "cubic", 200)
+	p.c.Ssthresh = 100 // not in slow start
+	// Delay samples in the first second of an epoch are discarded, so
+	// seed delay_min before the loss.
+	p.round(rtt)
+	p.c.Cwnd = 200
+	p.loss()
+	if p.c.Cwnd != 140 { // 200·717/1024
+		t.Fatalf("cwnd after loss %d, want 140", p.c.Cwnd)
+	}
+	k := math.Cbrt(wmax * (1 - beta) / c)
+	start := p.c.Now
+	worst := 0.0
+	for p.c.Now.Sub(start) < time.Duration(1.6*k*float64(time.Second)) {
+		el := p.c.Now.Sub(start).Seconds()
+		want := c*math.Pow(el-k, 3) + wmax
+		got := float64(p.c.Cwnd)
+		if el > 0.2 { // the first round only starts the epoch
+			worst = max(worst, math.Abs(got-want))
+			if math.Abs(got-want) > 2+0.01*want {
+				t.Fatalf("t=%.2fs: cwnd %.0f, W(t) %.1f (K %.2fs)", el, got, want, k)
+			}
+		}
+		p.round(rtt)
+	}
+	t.Logf("K %.3fs, worst |cwnd − W(t)| %.2f segments", k, worst)
+	// Past K the curve is convex: the window must exceed Wmax.
+	if p.c.Cwnd <= 200 {
+		t.Fatalf("cwnd %d after 1.6 K, want above Wmax 200", p.c.Cwnd)
+	}
+}
+
+// With a short RTT the cubic curve is flatter than Reno's line, so CUBIC
+// grows as the Reno-friendly estimate: 3(1−β)/(1+β) ≈ 0.53 segments per
+// RTT from β·Wmax (RFC 9438 §4.3).
+func TestCubicRenoFriendlyRegion(t *testing.T) {
+	rtt := time.Millisecond
+	p := newPipe(t, "cubic", 40)
+	p.c.Ssthresh = 20
+	p.round(rtt)
+	p.c.Now = p.c.Now.Add(2 * time.Second) // leave the discard window
+	p.round(rtt)
+	p.c.Cwnd = 40
+	p.loss()
+	w0 := float64(p.c.Cwnd) // 28
+	const rounds = 200
+	for range rounds {
+		p.round(rtt)
+	}
+	alpha := 3 * (1 - 717.0/1024) / (1 + 717.0/1024)
+	want := w0 + alpha*rounds
+	got := float64(p.c.Cwnd)
+	// The cubic curve alone would still be below Wmax = 40 here.
+	if math.Abs(got-want) > 0.08*want {
+		t.Fatalf("cwnd %.0f after %d RTTs of 1 ms, want Reno-friendly %.1f", got, rounds, want)
+	}
+}
+
+func TestCubicFastConvergence(t *testing.T) {
+	p := newPipe(t, "cubic", 100)
+	p.c.Ssthresh = 50
+	a := p.a.(*Cubic)
+	p.loss() // Wmax 100
+	if a.lastMaxCwnd != 100 {
+		t.Fatalf("Wmax %d, want 100", a.lastMaxCwnd)
+	}
+	p.c.Cwnd = 80 // lost again below the previous maximum
+	p.loss()
+	if want := uint32(80 * (1024 + 717) / 2048); a.lastMaxCwnd != want {
+		t.Fatalf("Wmax %d after a loss below it, want %d (fast convergence)", a.lastMaxCwnd, want)
+	}
+	if p.c.Cwnd != 80*717/1024 {
+		t.Fatalf("cwnd %d, want %d", p.c.Cwnd, 80*717/1024)
+	}
+}
+
+// HyStart's delay detector: once the round's minimum RTT exceeds the
+// base delay by max(4 ms, delay/8), slow start ends with ssthresh = cwnd.
+func TestCubicHyStartDelayIncrease(t *testing.T) {
+	p := newPipe(t, "cubic", 10)
+	base := 40 * time.Millisecond
+	// Slow start at the base RTT: no exit.
+	for p.c.Cwnd < 32 {
+		p.roundSparse(base)
+	}
+	if p.c.Ssthresh != InfiniteSsthresh {
+		t.Fatalf("ssthresh %d set without a delay increase", p.c.Ssthresh)
+	}
+	// The queue builds: +6 ms > max(4 ms, 5 ms).
+	p.roundSparse(base + 6*time.Millisecond)
+	p.roundSparse(base + 6*time.Millisecond)
+	if p.c.Ssthresh == InfiniteSsthresh || p.c.InSlowStart() {
+		t.Fatalf("still in slow start at cwnd %d after a 6 ms delay increase", p.c.Cwnd)
+	}
+	// A rise below the threshold does not trigger.
+	q := newPipe(t, "cubic", 10)
+	for q.c.Cwnd < 64 {
+		q.roundSparse(base + 3*time.Millisecond)
+	}
+	if q.c.Ssthresh != InfiniteSsthresh {
+		t.Fatalf("HyStart fired on a 3 ms rise (threshold 5 ms) at cwnd %d", q.c.Ssthresh)
+	}
+}
+
+// roundSparse is round with its ACKs spread over the whole RTT and more
+// than 2 ms apart, so HyStart's ACK-train detector cannot fire.
+func (p *pipe) roundSparse(rtt time.Duration) {
+	w := p.c.Cwnd
+	for range w {
+		p.c.Now = p.c.Now.Add(max(rtt/time.Duration(w), 3*time.Millisecond))
+		p.ack(1, rtt)
+	}
+}
+
+// HyStart's ACK-train detector: closely spaced ACKs (≤ 2 ms) that span
+// more than half the minimum delay mean the window fills the pipe.
+func TestCubicHyStartAckTrain(t *testing.T) {
+	p := newPipe(t, "cubic", 16)
+	rtt := 20 * time.Millisecond
+	p.round(rtt) // delay_min 20 ms; a round of 16 ACKs 1.25 ms apart
+	// Next round: 32 ACKs 1 ms apart span 32 ms > 10 ms.
+	w := p.c.Cwnd
+	for range w {
+		p.c.Now = p.c.Now.Add(time.Millisecond)
+		p.ack(1, rtt)
+		if !p.c.InSlowStart() {
+			break
+		}
+	}
+	if p.c.InSlowStart() {
+		t.Fatalf("ACK train did not end slow start (cwnd %d)", p.c.Cwnd)
+	}
+	if p.c.Ssthresh < 16 || p.c.Ssthresh > 64 {
+		t.Fatalf("ssthresh %d, want the cwnd at detection", p.c.Ssthresh)
+	}
+}
+
+func TestCubicLossResetsAndUndo(t *testing.T) {
+	p := newPipe(t, "cubic", 100)
+	p.c.Ssthresh = 50
+	p.loss()
+	p.a.SetPhase(p.c, Loss)
+	if a := p.a.(*Cubic); a.lastMaxCwnd != 0 || a.epochStarted {
+		t.Fatal("RTO did not reset CUBIC's state")
+	}
+	p.c.Cwnd = 1
+	if got := p.a.Undo(p.c); got != 100 {
+		t.Fatalf("undo %d, want 100", got)
+	}
+}

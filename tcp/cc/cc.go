@@ -126,6 +126,12 @@ type Conn struct {
 	// the algorithms that randomise (BBR's first gain-cycle phase); the
 	// same seed gives the same run.
 	Seed uint64
+	// AppLimitedMark is written by a Controller (BBR in PROBE_RTT) to ask
+	// the sender's rate sampler to treat the samples of segments sent
+	// from now until Delivered passes this value as app-limited (Linux
+	// sets tp->app_limited). The sender applies it after Control returns
+	// and zeroes it; zero means no request.
+	AppLimitedMark uint64
 
 	// Ack is the receiver-side ACK control an algorithm may drive when the
 	// receiver reports EventECNIsCE / EventECNNoCE (DCTCP).

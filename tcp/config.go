@@ -23,9 +23,6 @@ type Config struct {
 	SACK           bool
 	Timestamps     bool
 	ECN            bool
-	// DCTCPEcho makes the receiver echo CE per packet (ECE exactly on the
-	// ACKs of CE-marked data, RFC 8257 §3.2) instead of latching it until CWR.
-	DCTCPEcho bool
 	FRTO      bool // RFC 5682 spurious-timeout detection
 	Eifel     bool // RFC 3522 detection with timestamps (needs Timestamps)
 	// Pacing spaces segments at the algorithm's PacingRate, if it sets one.
@@ -33,7 +30,8 @@ type Config struct {
 	DupThresh int // duplicate ACKs (or SACKed segments) that mean a loss
 	// CC names the congestion-control algorithm (cc.Names()).
 	CC  string
-	ISS uint32 // initial send sequence number (deterministic)
+	ISS  uint32 // initial send sequence number (deterministic)
+	Seed uint64 // handed to the algorithm (cc.Conn.Seed) for its randomness
 }
 
 // DefaultConfig is a Linux-like endpoint: Linux timers, MSS 1460, window

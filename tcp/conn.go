@@ -117,6 +117,7 @@ type Conn struct {
 	sackedOut, lostOut, retransOut uint32
 	phase                          cc.Phase
 	highSeq                        uint32
+	reducedAt                      uint32 // sndNxt at the last reduction: ECE for data before it is the same congestion (RFC 3168 §6.1.2)
 	priorSsthresh                  uint32
 	prrDelivered, prrOut, prrPrior uint32
 	frto, frtoNew                  bool
@@ -130,6 +131,7 @@ type Conn struct {
 	pace                           lazyTimer
 	nextSendAt                     int64
 	inPush                         bool
+	lostTotal                      uint64
 
 	// tcp_rate.c state.
 	delivered              uint64
@@ -150,7 +152,8 @@ type Conn struct {
 	unacked     int
 	quick       int
 	eceLatch    bool
-	ceState     bool
+	ceState     bool // ECE on our ACKs, when the algorithm owns the echo
+	ecnOwner    bool // the algorithm drives the receiver's ECN echo (DCTCP)
 	tsRecent    uint32
 	delack      lazyTimer
 }
@@ -163,6 +166,10 @@ func New(cfg Config) (*Conn, error) {
 	alg, _ := cc.New(cfg.CC)
 	c := &Conn{cfg: cfg, clk: cfg.Clock, base: cfg.Clock.Now(), alg: alg}
 	c.ctl, _ = alg.(cc.Controller)
+	if o, ok := alg.(cc.ECNOwner); ok && o.NeedsECN() {
+		c.ecnOwner = true
+		c.cfg.ECN = true // as Linux's TCP_CONG_NEEDS_ECN: whatever the sysctl says
+	}
 	c.rtt = newRTTEstimator(cfg.Profile.RTO)
 	c.rto.init(c.clk, c.base, c.onRTO)
 	c.pace.init(c.clk, c.base, c.onPace)
@@ -403,13 +410,15 @@ func (c *Conn) establish() {
 	c.state = Established
 	c.rto.stop()
 	c.sndUna, c.sndNxt = c.iss+1, c.iss+1
+	c.reducedAt = c.sndNxt
 	c.mss = min(c.cfg.MSS, c.peerMSS)
 	if c.tsOK {
 		c.mss -= 12 // the timestamp option rides on every segment (Linux's mss_cache)
 	}
 	c.mss = max(c.mss, 1)
 	p := &c.cfg.Profile
-	c.cc = cc.Conn{Cwnd: p.InitialCwnd, Ssthresh: cc.InfiniteSsthresh, CwndClamp: 1 << 30, MSS: c.mss, ECN: c.ecnOK}
+	c.cc = cc.Conn{Cwnd: p.InitialCwnd, Ssthresh: cc.InfiniteSsthresh, CwndClamp: 1 << 30, MSS: c.mss, ECN: c.ecnOK, Seed: c.cfg.Seed}
+	c.cc.Ack.RcvNxt = c.rcvNxt
 	if c.synRetransmitted && p.IW1AfterSYNLoss {
 		c.cc.Cwnd = 1
 	}
@@ -490,6 +499,8 @@ func (c *Conn) fillCC() {
 	c.cc.Phase = c.phase
 	c.cc.ECN = c.ecnOK
 	c.cc.AppLimited = c.appLimited != 0
+	c.cc.SndUna, c.cc.SndNxt = c.sndUna, c.sndNxt
+	c.cc.Lost = c.lostTotal
 }
 
 // Info is a snapshot of the sender's state, for traces.

@@ -1,34 +1,25 @@
 package tcp
 
+import "github.com/pseudocong/pseudocong/tcp/cc"
+
 // onData is the receiver's half of an arriving data segment.
 func (c *Conn) onData(s *Segment) {
 	seq, end := s.Seq, s.Seq+uint32(s.Len)
 	now := false // ACK at once
-	if c.ecnOK {
-		ce := s.ECN == ECNCE
-		if ce {
-			c.stats.SegsCE++
+	ce := c.ecnOK && s.ECN == ECNCE
+	if ce {
+		c.stats.SegsCE++
+	}
+	if c.ecnOK && !c.ecnOwner {
+		// RFC 3168 §6.1.3: latch ECE from a CE until the sender's CWR.
+		if s.Flags&FlagCWR != 0 {
+			c.eceLatch = false
 		}
-		if c.cfg.DCTCPEcho {
-			if ce != c.ceState {
-				// RFC 8257 §3.2: on a change of CE state, ACK at once
-				// so that ECE tells exactly which data was marked.
-				if c.unacked > 0 {
-					c.sendAck()
-				}
-				c.ceState = ce
-				now = true
+		if ce {
+			if !c.eceLatch {
+				now = true // Linux's quick ACK on a new CE
 			}
-		} else {
-			if s.Flags&FlagCWR != 0 {
-				c.eceLatch = false
-			}
-			if ce {
-				if !c.eceLatch {
-					now = true // Linux's quick ACK on a new CE
-				}
-				c.eceLatch = true
-			}
+			c.eceLatch = true
 		}
 	}
 	if seqLE(end, c.rcvNxt) {
@@ -56,6 +47,7 @@ func (c *Conn) onData(s *Segment) {
 		if c.h.Received != nil {
 			c.h.Received(int(adv))
 		}
+		now = c.ecnEvent(ce) || now
 		c.unacked++
 		switch {
 		case hadOOO || now:
@@ -73,8 +65,39 @@ func (c *Conn) onData(s *Segment) {
 		return
 	}
 	c.insertOOO(seq, end)
+	c.ecnEvent(ce)
 	c.unacked++
 	c.sendAck() // RFC 5681 §4.2: out-of-order data is ACKed at once
+}
+
+// ecnEvent hands the segment's CE state to an algorithm that owns the
+// receiver's echo (cc.ECNOwner, DCTCP) and follows its cc.AckControl; it
+// reports whether to ACK at once.
+func (c *Conn) ecnEvent(ce bool) bool {
+	if !c.ecnOK || !c.ecnOwner {
+		return false
+	}
+	a := &c.cc.Ack
+	*a = cc.AckControl{RcvNxt: c.rcvNxt, Pending: c.unacked > 0, ECE: c.ceState}
+	ev := cc.EventECNNoCE
+	if ce {
+		ev = cc.EventECNIsCE
+	}
+	c.fillCC()
+	c.alg.Event(&c.cc, ev)
+	if a.FlushAck {
+		s := c.ackSeg()
+		s.Seq = c.sndNxt
+		s.Ack = a.FlushSeq
+		s.Flags &^= FlagECE
+		if a.FlushECE {
+			s.Flags |= FlagECE
+		}
+		c.ackSent()
+		c.emit(s)
+	}
+	c.ceState = a.ECE
+	return a.Now
 }
 
 // insertOOO adds [seq, end) to the out-of-order blocks, merging.
@@ -154,7 +177,7 @@ func (c *Conn) ackSeg() *Segment {
 	s.Flags = FlagACK
 	s.Ack = c.rcvNxt
 	s.Window = c.rcvWindow()
-	if c.ecnOK && (c.eceLatch || c.cfg.DCTCPEcho && c.ceState) {
+	if c.ecnOK && (c.ecnOwner && c.ceState || !c.ecnOwner && c.eceLatch) {
 		s.Flags |= FlagECE
 	}
 	if c.tsOK {

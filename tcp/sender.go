@@ -125,7 +125,7 @@ func (c *Conn) onAck(s *Segment) {
 	}
 	switch c.phase {
 	case cc.Open, cc.Disorder:
-		if c.ecnOK && s.Flags&FlagECE != 0 && advanced {
+		if c.ecnOK && s.Flags&FlagECE != 0 && advanced && seqGT(ack, c.reducedAt) {
 			c.enterCWR()
 		} else if c.lostOut > 0 {
 			c.enterRecovery()
@@ -156,6 +156,10 @@ func (c *Conn) onAck(s *Segment) {
 		c.rateGen(ackedSacked, rtt, newlyLost)
 		c.fillCC()
 		c.ctl.Control(&c.cc, &c.rs)
+		if m := c.cc.AppLimitedMark; m != 0 {
+			c.appLimited = m
+			c.cc.AppLimitedMark = 0
+		}
 	} else if c.phase == cc.Recovery || c.phase == cc.CWR {
 		c.prrReduce(ackedSacked, newlyLost > 0, advanced)
 	} else if newlyAcked > 0 && c.isCwndLimited(priorInFlight) {
@@ -282,6 +286,7 @@ func (c *Conn) markLost(j int) {
 	}
 	r.state |= segLost
 	c.lostOut++
+	c.lostTotal++
 	c.hint = min(c.hint, j)
 }
 
@@ -301,6 +306,7 @@ func (c *Conn) currentSsthresh() uint32 {
 
 func (c *Conn) startReduction() {
 	c.highSeq = c.sndNxt
+	c.reducedAt = c.sndNxt
 	c.prrDelivered, c.prrOut, c.prrPrior = 0, 0, c.cc.Cwnd
 	c.fillCC()
 	c.cc.Ssthresh = c.alg.SSThresh(&c.cc)
@@ -351,6 +357,7 @@ func (c *Conn) enterLoss() {
 		if r.state&(segSacked|segLost) == 0 {
 			r.state |= segLost
 			c.lostOut++
+			c.lostTotal++
 		}
 	}
 	c.retransOut = 0
@@ -358,6 +365,7 @@ func (c *Conn) enterLoss() {
 	c.cc.Cwnd = 1
 	c.cc.CwndCnt = 0
 	c.highSeq = c.sndNxt
+	c.reducedAt = c.sndNxt
 	c.frto = c.cfg.FRTO && newEpisode
 	c.frtoNew = false
 	c.retransTS = 0
@@ -522,6 +530,10 @@ func (c *Conn) nextLost() int {
 }
 
 func (c *Conn) sendNew(n uint32, now int64) {
+	if c.packetsOut() == 0 {
+		c.fillCC()
+		c.alg.Event(&c.cc, cc.EventTxStart) // LastSend is still the previous send
+	}
 	c.q = append(c.q, txSeg{seq: c.sndNxt, end: c.sndNxt + n})
 	j := len(c.q) - 1
 	s := c.dataSeg(j, now)
@@ -583,6 +595,7 @@ func (c *Conn) emitData(s *Segment, now int64) {
 		c.nextSendAt = max(c.nextSendAt, now) + gap
 	}
 	c.ackSent()
+	c.cc.LastSend = c.clk.Now()
 	c.emit(s)
 	if !c.rto.armed() {
 		c.rto.arm(c.rtt.rto())

@@ -23,13 +23,13 @@ type Config struct {
 	SACK           bool
 	Timestamps     bool
 	ECN            bool
-	FRTO      bool // RFC 5682 spurious-timeout detection
-	Eifel     bool // RFC 3522 detection with timestamps (needs Timestamps)
+	FRTO           bool // RFC 5682 spurious-timeout detection
+	Eifel          bool // RFC 3522 detection with timestamps (needs Timestamps)
 	// Pacing spaces segments at the algorithm's PacingRate, if it sets one.
 	Pacing    bool
 	DupThresh int // duplicate ACKs (or SACKed segments) that mean a loss
 	// CC names the congestion-control algorithm (cc.Names()).
-	CC  string
+	CC   string
 	ISS  uint32 // initial send sequence number (deterministic)
 	Seed uint64 // handed to the algorithm (cc.Conn.Seed) for its randomness
 }

@@ -35,6 +35,11 @@
 //     sender calls Control on every ACK with a RateSample (the Linux
 //     tcp_rate.c sample) instead of CongAvoid, and uses Cwnd and PacingRate
 //     as set; SSThresh is still called on Recovery/Loss for bookkeeping.
+//     As in Linux (tcp_end_cwnd_reduction and PRR skip cong_control
+//     algorithms) the sender then does not set Cwnd to the threshold on
+//     leaving Recovery/CWR and runs no PRR; on an RTO it still sets Cwnd
+//     to 1 (tcp_enter_loss). Control must also see Phase and InFlight as
+//     they are after the ACK, and the sender applies AppLimitedMark.
 package cc
 
 import (

@@ -363,4 +363,3 @@ func Jain(x []float64) float64 {
 	}
 	return s * s / (float64(len(x)) * s2)
 }
-

@@ -35,11 +35,12 @@ type Config struct {
 }
 
 // DefaultConfig is a Linux-like endpoint: Linux timers, MSS 1460, window
-// scaling, SACK, timestamps, F-RTO, 4 MiB buffers, NewReno.
+// scaling, SACK, timestamps, F-RTO, pacing when the algorithm asks for it
+// (Linux's internal pacing for BBR), 4 MiB buffers, NewReno.
 func DefaultConfig() Config {
 	return Config{
 		Profile: Linux(), MSS: 1460, SndBuf: 4 << 20, RcvBuf: 4 << 20,
-		WindowScaling: true, SACK: true, Timestamps: true, FRTO: true,
+		WindowScaling: true, SACK: true, Timestamps: true, FRTO: true, Pacing: true,
 		DupThresh: 3, CC: "newreno",
 	}
 }

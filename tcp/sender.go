@@ -341,6 +341,9 @@ func (c *Conn) enterCWR() {
 // presumed lost and the window restarts from one segment.
 func (c *Conn) enterLoss() {
 	newEpisode := c.phase != cc.Loss
+	// F-RTO only for a timeout outside loss recovery (Linux's
+	// new_recovery; RFC 5682 §2: not with retransmissions outstanding).
+	frto := c.cfg.FRTO && c.phase < cc.Recovery
 	if newEpisode {
 		c.priorSsthresh = c.currentSsthresh()
 		c.fillCC()
@@ -366,7 +369,7 @@ func (c *Conn) enterLoss() {
 	c.cc.CwndCnt = 0
 	c.highSeq = c.sndNxt
 	c.reducedAt = c.sndNxt
-	c.frto = c.cfg.FRTO && newEpisode
+	c.frto = frto
 	c.frtoNew = false
 	c.retransTS = 0
 	c.setPhase(cc.Loss)
@@ -591,7 +594,8 @@ func (c *Conn) emitData(s *Segment, now int64) {
 	}
 	c.stats.BytesSent += uint64(s.Len)
 	if c.cfg.Pacing && c.cc.PacingRate > 0 {
-		gap := int64(float64(s.WireLen()) * 1e9 / c.cc.PacingRate)
+		// Linux's tcp_internal_pacing times skb->len: the TCP segment.
+		gap := int64(float64(s.WireLen()-ipHeaderLen) * 1e9 / c.cc.PacingRate)
 		c.nextSendAt = max(c.nextSendAt, now) + gap
 	}
 	c.ackSent()

@@ -158,6 +158,15 @@ func (c *Config) QdiscSpec() string {
 	return strings.Join(parts, ",")
 }
 
+// QdiscSpecWithDefaults is QdiscSpec after filling the defaults Run
+// fills (for callers that check a spec before running).
+func (c Config) QdiscSpecWithDefaults() string {
+	if err := c.defaults(); err != nil {
+		return c.Qdisc
+	}
+	return c.QdiscSpec()
+}
+
 // pkt is a segment in the network: the link's descriptor and the segment
 // it carries, recycled through a free list.
 type pkt struct {

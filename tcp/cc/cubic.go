@@ -22,9 +22,9 @@ import (
 // epoch in jiffies and delays in microseconds; we keep time.Time and
 // time.Duration, treat a jiffy as 1 ms (HZ=1000) for the "once per
 // jiffy" rule, and convert to 1/1024 s from nanoseconds rather than via
-// jiffies. HyStart's TSO/GRO cushion (hystart_ack_delay) is zero because
-// the sender does not pace CUBIC (PacingRate 0), as it is in Linux
-// without fq pacing.
+// jiffies. HyStart's TSO/GRO cushion (hystart_ack_delay) assumes a
+// 64 KB GSO size, and the unpaced socket's pacing rate Linux would
+// compute (2·cwnd·mss/srtt in slow start).
 type Cubic struct {
 	Base
 
@@ -65,7 +65,7 @@ const (
 	hystartDelayMin     = 4 * time.Millisecond
 	hystartDelayMax     = 16 * time.Millisecond
 	cubicJiffy          = time.Millisecond
-	cubicSameCwndPeriod = time.Second / 32 // HZ/32
+	cubicSameCwndPeriod = 31 * time.Millisecond // HZ/32 jiffies at HZ=1000
 )
 
 // cubicFactor is 2^(10+3·10) / (bic_scale·10): multiplying (Wmax − cwnd)
@@ -241,7 +241,9 @@ func (a *Cubic) hystartUpdate(c *Conn, delay time.Duration) {
 	// ACK train: closely spaced ACKs spanning half the minimum delay.
 	if c.Now.Sub(a.lastAck) <= hystartAckDelta {
 		a.lastAck = c.Now
-		threshold := a.delayMin
+		threshold := a.delayMin + hystartAckDelay(c)
+		// Pacing may delay packets up to RTT/2 in slow start; without
+		// pacing the train must span only half the minimum delay.
 		if c.PacingRate == 0 {
 			threshold /= 2
 		}
@@ -260,6 +262,25 @@ func (a *Cubic) hystartUpdate(c *Conn, delay time.Duration) {
 		a.found = true
 		c.Ssthresh = c.Cwnd
 	}
+}
+
+// hystartAckDelay is Linux's hystart_ack_delay, the TSO/GRO cushion:
+// the time to send four 64 KB GSO packets at the socket's pacing rate,
+// at most 1 ms. Linux sets sk_pacing_rate for every flow, paced or not
+// (tcp_update_pacing_rate: 2·cwnd·mss/srtt in slow start), so we compute
+// that rate here when the sender does not pace.
+func hystartAckDelay(c *Conn) time.Duration {
+	rate := c.PacingRate
+	if rate == 0 {
+		if c.SRTT <= 0 {
+			return 0
+		}
+		rate = 2 * float64(c.Cwnd) * float64(c.MSS) / c.SRTT.Seconds()
+	}
+	if rate <= 0 {
+		return 0
+	}
+	return min(time.Millisecond, time.Duration(4*65536/rate*float64(time.Second)))
 }
 
 // cubicRoot is the kernel's cubic_root: a table lookup on the top bits,

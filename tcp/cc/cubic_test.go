@@ -177,3 +177,34 @@ func TestCubicLossResetsAndUndo(t *testing.T) {
 		t.Fatalf("undo %d, want 100", got)
 	}
 }
+
+// After an idle period the epoch moves forward by the idle time, so the
+// window resumes on the curve where it left off (cubictcp_cwnd_event).
+func TestCubicIdleShiftsEpoch(t *testing.T) {
+	p := newPipe(t, "cubic", 100)
+	p.c.Ssthresh = 50
+	p.round(100 * time.Millisecond)
+	p.c.Now = p.c.Now.Add(2 * time.Second)
+	p.loss()
+	p.round(100 * time.Millisecond)
+	a := p.a.(*Cubic)
+	before := a.epochStart
+	p.c.LastSend = p.c.Now
+	p.c.Now = p.c.Now.Add(3 * time.Second)
+	p.a.Event(p.c, EventTxStart)
+	if got := a.epochStart.Sub(before); got != 3*time.Second {
+		t.Fatalf("epoch moved %v over 3 s idle, want 3 s", got)
+	}
+}
+
+func TestHyStartAckDelayCushion(t *testing.T) {
+	c := &Conn{Cwnd: 10, MSS: 1448, SRTT: 40 * time.Millisecond}
+	// 2·10·1448 B / 40 ms = 724 kB/s: four 64 KB packets take 362 ms, capped.
+	if got := hystartAckDelay(c); got != time.Millisecond {
+		t.Fatalf("cushion %v at 724 kB/s, want the 1 ms cap", got)
+	}
+	c.Cwnd, c.SRTT = 100000, time.Millisecond // 290 GB/s
+	if got := hystartAckDelay(c); got >= 10*time.Microsecond {
+		t.Fatalf("cushion %v at 290 GB/s, want ≈ 1 µs", got)
+	}
+}

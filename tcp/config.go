@@ -29,9 +29,12 @@ type Config struct {
 	Pacing    bool
 	DupThresh int // duplicate ACKs (or SACKed segments) that mean a loss
 	// CC names the congestion-control algorithm (cc.Names()).
-	CC   string
-	ISS  uint32 // initial send sequence number (deterministic)
-	Seed uint64 // handed to the algorithm (cc.Conn.Seed) for its randomness
+	CC string
+	// Algorithm, if set, is used instead of a new instance of CC (one
+	// per connection: algorithms keep per-connection state).
+	Algorithm cc.Algorithm
+	ISS       uint32 // initial send sequence number (deterministic)
+	Seed      uint64 // handed to the algorithm (cc.Conn.Seed) for its randomness
 }
 
 // DefaultConfig is a Linux-like endpoint: Linux timers, MSS 1460, window
@@ -73,6 +76,9 @@ func (c *Config) check() error {
 	}
 	if c.CC == "" {
 		c.CC = "newreno"
+	}
+	if c.Algorithm != nil {
+		return nil
 	}
 	if _, err := cc.New(c.CC); err != nil {
 		return fmt.Errorf("tcp: config: %w", err)

@@ -163,7 +163,10 @@ func New(cfg Config) (*Conn, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	alg, _ := cc.New(cfg.CC)
+	alg := cfg.Algorithm
+	if alg == nil {
+		alg, _ = cc.New(cfg.CC)
+	}
 	c := &Conn{cfg: cfg, clk: cfg.Clock, base: cfg.Clock.Now(), alg: alg}
 	c.ctl, _ = alg.(cc.Controller)
 	if o, ok := alg.(cc.ECNOwner); ok && o.NeedsECN() {

@@ -31,6 +31,10 @@ import (
 // rate sample has no is_ack_delayed, taken as false; the random first
 // phase comes from Conn.Seed, not the kernel's entropy.
 type BBR struct {
+	// Params switch parts off for comparisons; the zero value is Linux's
+	// BBR. Set them on an instance before Init (tcp.Config.Algorithm).
+	Params BBRParams
+
 	minRTTUs           uint32 // min RTT in the 10 s window, µs (^0 = none)
 	minRTTStamp        time.Time
 	probeRTTDoneStamp  time.Time // zero: not yet at the PROBE_RTT floor
@@ -71,6 +75,13 @@ type BBR struct {
 	lastDelivered  uint64
 
 	rng *rand.Rand
+}
+
+// BBRParams are switches that Linux does not have (tcp_bbr.c's tunables
+// are constants), for comparing with implementations that lack a part:
+// ns-3 3.37's TcpBbr has no long-term (policer) sampler.
+type BBRParams struct {
+	NoLongTermBW bool // never sample or use lt_bw
 }
 
 // BBRMode is BBR's state.
@@ -152,7 +163,7 @@ func (b *BBR) MinRTT() time.Duration {
 
 // Init is bbr_init.
 func (b *BBR) Init(c *Conn) {
-	*b = BBR{}
+	*b = BBR{Params: b.Params}
 	b.rng = rand.New(rand.NewPCG(c.Seed, 0x6262725f6379636c)) // "bbr_cycl"
 	c.Ssthresh = InfiniteSsthresh
 	b.nextRTTDelivered = c.Delivered
@@ -405,6 +416,9 @@ func (b *BBR) ltBWIntervalDone(c *Conn, bw uint64) {
 
 // ltBWSampling is bbr_lt_bw_sampling, the token-bucket policer detector.
 func (b *BBR) ltBWSampling(c *Conn, rs *RateSample) {
+	if b.Params.NoLongTermBW {
+		return
+	}
 	if b.ltUseBW {
 		if b.mode == BBRProbeBW && b.roundStart {
 			b.ltRTTCnt++

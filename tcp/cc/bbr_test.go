@@ -378,3 +378,20 @@ func TestMinmaxWindowedMax(t *testing.T) {
 		t.Fatalf("round 12: max %d, want the old peak expired", got)
 	}
 }
+
+// NoLongTermBW (ns-3's TcpBbr has no policer sampler) keeps BBR on its
+// max filter under the policer pattern that engages lt_bw by default.
+func TestBBRNoLongTermBW(t *testing.T) {
+	rtt := 40 * time.Millisecond
+	b := &BBR{Params: BBRParams{NoLongTermBW: true}}
+	c := &Conn{Cwnd: 10, Ssthresh: InfiniteSsthresh, CwndClamp: 1 << 20, MSS: 1000, Now: t0, Seed: 5, Delivered: 1000}
+	b.Init(c)
+	d := &bbrDriver{t: t, b: b, c: c}
+	d.toProbeBW(bbrTestRate, rtt)
+	for range 30 {
+		d.round(bbrRound{perRound: 10, rate: bbrTestRate, rtt: rtt, inflight: 40, losses: 3}, nil)
+	}
+	if bw, lt := b.Bandwidth(c.MSS); lt || math.Abs(bw-bbrTestRate*1000) > 1e-4*bbrTestRate*1000 {
+		t.Fatalf("bw %.0f (lt %v), want the max filter's %.0f", bw, lt, bbrTestRate*1000)
+	}
+}

@@ -27,6 +27,9 @@ import (
 // compute (2·cwnd·mss/srtt in slow start).
 type Cubic struct {
 	Base
+	// Params are Linux's module parameters; the zero value is Linux's
+	// defaults. Set them on an instance before Init (tcp.Config.Algorithm).
+	Params CubicParams
 
 	cnt          uint32 // increase cwnd by 1 after cnt segments acked
 	lastMaxCwnd  uint32 // Wmax
@@ -49,6 +52,16 @@ type Cubic struct {
 	sampleCnt  uint8
 }
 
+// CubicParams are tcp_cubic.c's module parameters that change behaviour,
+// each as "off" so that the zero value is Linux's default. ns-3 3.37's
+// TcpCubic has no Reno-friendly region: NoRenoFriendly reproduces it.
+type CubicParams struct {
+	NoFastConvergence bool  // fast_convergence=0
+	NoRenoFriendly    bool  // tcp_friendliness=0
+	NoHyStart         bool  // hystart=0
+	HyStartDetect     uint8 // hystart_detect: 1 ACK train, 2 delay; 0 = both (Linux's 3)
+}
+
 func init() { register("cubic", func() Algorithm { return &Cubic{} }) }
 
 // Linux tcp_cubic.c parameters.
@@ -59,6 +72,8 @@ const (
 	cubicHZ             = 10                                                                  // time unit 2^-10 s
 	cubicBetaRenoScale  = 8 * (cubicBetaScale + cubicBeta) / 3 / (cubicBetaScale - cubicBeta) // = 15
 	cubicRTTScale       = cubicBicScale * 10                                                  // 1024·C = 410
+	hystartAckTrain     = 1
+	hystartDelay        = 2
 	hystartLowWindow    = 16
 	hystartAckDelta     = 2 * time.Millisecond
 	hystartMinSamples   = 8
@@ -75,7 +90,7 @@ const cubicFactor = (uint64(1) << (10 + 3*cubicHZ)) / (cubicBicScale * 10)
 func (a *Cubic) Name() string { return "cubic" }
 
 func (a *Cubic) reset() {
-	*a = Cubic{Base: a.Base}
+	*a = Cubic{Base: a.Base, Params: a.Params}
 }
 
 func (a *Cubic) hystartReset(c *Conn) {
@@ -120,7 +135,7 @@ func (a *Cubic) SetPhase(c *Conn, p Phase) {
 func (a *Cubic) SSThresh(c *Conn) uint32 {
 	a.Remember(c)
 	a.epochStarted = false
-	if c.Cwnd < a.lastMaxCwnd {
+	if c.Cwnd < a.lastMaxCwnd && !a.Params.NoFastConvergence {
 		a.lastMaxCwnd = c.Cwnd * (cubicBetaScale + cubicBeta) / (2 * cubicBetaScale)
 	} else {
 		a.lastMaxCwnd = c.Cwnd
@@ -196,6 +211,10 @@ func (a *Cubic) update(c *Conn, acked uint32) {
 		}
 	}
 	// TCP friendliness: a Reno window grows 3(1−β)/(1+β) per RTT.
+	if a.Params.NoRenoFriendly {
+		a.cnt = max(a.cnt, 2)
+		return
+	}
 	delta := (cwnd * cubicBetaRenoScale) >> 3
 	if delta == 0 {
 		delta = 1
@@ -226,7 +245,7 @@ func (a *Cubic) PktsAcked(c *Conn, s AckSample) {
 	if a.delayMin == 0 || a.delayMin > delay {
 		a.delayMin = delay
 	}
-	if !a.found && c.InSlowStart() {
+	if !a.found && c.InSlowStart() && !a.Params.NoHyStart {
 		a.hystartUpdate(c, delay)
 	}
 }
@@ -238,8 +257,12 @@ func (a *Cubic) hystartUpdate(c *Conn, delay time.Duration) {
 	if c.Cwnd < hystartLowWindow {
 		return
 	}
+	detect := a.Params.HyStartDetect
+	if detect == 0 {
+		detect = hystartAckTrain | hystartDelay
+	}
 	// ACK train: closely spaced ACKs spanning half the minimum delay.
-	if c.Now.Sub(a.lastAck) <= hystartAckDelta {
+	if detect&hystartAckTrain != 0 && c.Now.Sub(a.lastAck) <= hystartAckDelta {
 		a.lastAck = c.Now
 		threshold := a.delayMin + hystartAckDelay(c)
 		// Pacing may delay packets up to RTT/2 in slow start; without
@@ -253,6 +276,9 @@ func (a *Cubic) hystartUpdate(c *Conn, delay time.Duration) {
 		}
 	}
 	// Delay increase: the round's minimum RTT over its first samples.
+	if detect&hystartDelay == 0 {
+		return
+	}
 	if a.currRTT > delay {
 		a.currRTT = delay
 	}

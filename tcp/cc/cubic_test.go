@@ -208,3 +208,48 @@ func TestHyStartAckDelayCushion(t *testing.T) {
 		t.Fatalf("cushion %v at 290 GB/s, want ≈ 1 µs", got)
 	}
 }
+
+// Linux's module parameters, as CubicParams: each switches its part off.
+func TestCubicParams(t *testing.T) {
+	// tcp_friendliness=0: at a 1 ms RTT the window stays on the (flat)
+	// cubic curve instead of the Reno line (≈ 134 after 200 RTTs).
+	p := newPipeWith(&Cubic{Params: CubicParams{NoRenoFriendly: true}}, 40)
+	p.c.Ssthresh = 20
+	p.round(time.Millisecond)
+	p.c.Now = p.c.Now.Add(2 * time.Second)
+	p.round(time.Millisecond)
+	p.c.Cwnd = 40
+	p.loss()
+	for range 200 {
+		p.round(time.Millisecond)
+	}
+	k := math.Cbrt(40 * (1 - 717.0/1024) / 0.4)
+	want := 0.4*math.Pow(0.2-k, 3) + 40 // W(0.2 s)
+	if got := float64(p.c.Cwnd); math.Abs(got-want) > 3 {
+		t.Fatalf("no Reno-friendliness: cwnd %.0f after 200 RTTs of 1 ms, want the cubic curve's %.1f", got, want)
+	}
+
+	// fast_convergence=0: Wmax is the window at the loss.
+	q := newPipeWith(&Cubic{Params: CubicParams{NoFastConvergence: true}}, 100)
+	q.c.Ssthresh = 50
+	q.loss()
+	q.c.Cwnd = 80
+	q.loss()
+	if got := q.a.(*Cubic).lastMaxCwnd; got != 80 {
+		t.Fatalf("no fast convergence: Wmax %d, want 80", got)
+	}
+
+	// hystart=0 and hystart_detect=2 (delay only): the ACK train that ends
+	// slow start by default does not.
+	for _, params := range []CubicParams{{NoHyStart: true}, {HyStartDetect: hystartDelay}} {
+		r := newPipeWith(&Cubic{Params: params}, 16)
+		r.round(20 * time.Millisecond)
+		for range r.c.Cwnd {
+			r.c.Now = r.c.Now.Add(time.Millisecond)
+			r.ack(1, 20*time.Millisecond)
+		}
+		if !r.c.InSlowStart() {
+			t.Fatalf("%+v: ACK train ended slow start", params)
+		}
+	}
+}

@@ -24,6 +24,11 @@ func newPipe(t *testing.T, name string, cwnd uint32) *pipe {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newPipeWith(a, cwnd)
+}
+
+// newPipeWith is newPipe for an instance built by the test (parameters).
+func newPipeWith(a Algorithm, cwnd uint32) *pipe {
 	c := &Conn{Cwnd: cwnd, Ssthresh: InfiniteSsthresh, CwndClamp: 1 << 20, MSS: 1000, Now: t0}
 	p := &pipe{a: a, c: c}
 	p.sync()

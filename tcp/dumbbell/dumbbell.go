@@ -41,8 +41,9 @@ type Config struct {
 	Seed       uint64
 	// Profile is the endpoints' timer profile; zero: tcp.Linux().
 	Profile tcp.Profile
-	// SACK and Timestamps: off unless set... see Defaults.
-	NoSACK, NoTimestamps bool
+	// NoSACK, NoTimestamps and NoFRTO turn off what tcp.DefaultConfig
+	// turns on (ns-3 has no F-RTO, for instance).
+	NoSACK, NoTimestamps, NoFRTO bool
 	// Buffer is each endpoint's send and receive buffer in bytes; 0: 4 MiB.
 	Buffer int
 	// StartGap is the time between flow starts; 0: 100 ms.
@@ -253,7 +254,7 @@ func Run(cfg Config) (*Result, error) {
 		if !cfg.DelAck {
 			tc.Profile.DelAckCount = 1
 		}
-		tc.SACK, tc.Timestamps = !cfg.NoSACK, !cfg.NoTimestamps
+		tc.SACK, tc.Timestamps, tc.FRTO = !cfg.NoSACK, !cfg.NoTimestamps, !cfg.NoFRTO
 		tc.MSS = cfg.Segment
 		if tc.Timestamps {
 			tc.MSS += 12

@@ -19,6 +19,10 @@
 //     when the sender was cwnd-limited (Linux's tcp_is_cwnd_limited); the
 //     algorithm grows Cwnd (slow start below Ssthresh, its own increase
 //     above it). It must not shrink Cwnd below 1 nor above CwndClamp.
+//     Package tcp also calls it in Loss, as Linux's tcp_cong_control does
+//     (the window slow-starts back after an RTO), with Acked counting the
+//     segments newly acknowledged cumulatively; in Recovery and CWR it
+//     sets Cwnd itself by PRR (RFC 6937), as Linux's tcp_cwnd_reduction.
 //   - SSThresh is called once when the sender enters Recovery (fast
 //     retransmit), CWR (an ECE) or Loss (RTO); it returns the new
 //     threshold. The sender then sets Cwnd itself: to the threshold on

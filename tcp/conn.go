@@ -68,7 +68,6 @@ var (
 type txSeg struct {
 	seq, end    uint32
 	sentAt      int64 // last transmission, ns since base
-	tsval       uint32
 	state       uint8
 	appLimited  bool
 	delivered   uint64 // Conn.delivered when sent

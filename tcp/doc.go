@@ -18,17 +18,20 @@
 //     200 ms floor on the variance term; a 3 s RTO when the handshake
 //     was retransmitted and gave no RTT sample (RFC 6298 §5.7) and an
 //     initial window of 1 after a SYN retransmission, as Linux does.
-//   - Fast retransmit and NewReno recovery (RFC 6582) or, with SACK
-//     negotiated, SACK-based loss marking and recovery (RFC 2018, RFC 6675's
-//     IsLost rule). In-flight accounting is Linux's (packets out − SACKed −
-//     lost + retransmitted), which makes RFC 6582's inflate/deflate of
-//     cwnd unnecessary: the window is simply ssthresh during recovery.
+//   - Fast retransmit and NewReno recovery (RFC 6582: recovery point,
+//     one hole per partial ACK) or, with SACK negotiated, SACK-based loss
+//     marking and recovery (RFC 2018, RFC 6675's IsLost rule). In-flight
+//     accounting is Linux's (packets out − SACKed − lost + retransmitted;
+//     without SACK each duplicate ACK counts as one SACKed segment), which
+//     replaces RFC 6582's inflate/deflate of cwnd; the window during
+//     Recovery and CWR follows PRR (RFC 6937) as Linux and ns-3 3.37 do.
 //   - Delayed ACKs (every DelAckCount segments or after DelAckTimeout,
 //     immediately on out-of-order data, on filling a hole and on a change
 //     of the CE state; an optional Linux-like quick-ACK start).
 //   - ECN (RFC 3168): ECT(0) on new data, CE echoed as ECE until a CWR,
-//     the window reduced at most once per window on ECE and CWR sent; a
-//     DCTCP-style per-packet echo as an option.
+//     the window reduced at most once per window on ECE and CWR sent; an
+//     algorithm that owns the receiver's echo (cc.ECNOwner: DCTCP) drives
+//     it per packet through cc.AckControl instead.
 //   - F-RTO (RFC 5682) and Eifel detection with timestamps (RFC 3522) of
 //     spurious timeouts, each undoing the reduction as Linux's
 //     tcp_try_undo_loss does.
@@ -37,8 +40,14 @@
 //
 // The congestion window itself is decided by a tcp/cc algorithm.
 //
+// Segments travel as Segment values (wire.go converts to and from
+// packet.Packet for a live shim or a capture); an endpoint needs only an
+// output func and Input, so a host's demux attaches it in one line.
+//
 // Not done: FIN/RST and connection teardown (applications end by having
-// all their bytes acknowledged), urgent data, PRR (RFC 6937), RACK-TLP,
-// DSACK undo, receive-buffer autotuning, Nagle, Berkeley's 500 ms timer
-// granularity.
+// all their bytes acknowledged), a persist timer for a zero window,
+// urgent data, RACK-TLP (a lost retransmission waits for the RTO),
+// DSACK and fast-recovery undo, RTT samples from timestamps,
+// receive-buffer autotuning, Nagle, limited transmit, Berkeley's 500 ms
+// timer granularity.
 package tcp

@@ -115,13 +115,5 @@ func (p *pipe) transfer(n int, bound time.Duration) time.Duration {
 	return doneAt
 }
 
-// dataIdx returns the indices (a→b) of data segments, originals only, by
-// sequence number order of first sending: the k-th data segment sent.
-func isData(s *Segment) bool { return s.Len > 0 }
-
-// noQuick is a Linux config without the quick-ACK start, so delayed-ACK
-// behaviour shows from the first segment.
-func testConfig() Config {
-	c := DefaultConfig()
-	return c
-}
+// testConfig is the endpoint configuration of the unit tests.
+func testConfig() Config { return DefaultConfig() }

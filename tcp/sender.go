@@ -584,7 +584,6 @@ func (c *Conn) dataSeg(j int, now int64) *Segment {
 	s := c.ackSeg()
 	s.Seq = r.seq
 	s.Len = int(r.end - r.seq)
-	r.tsval = s.TSVal
 	return s
 }
 

@@ -23,6 +23,9 @@ import (
 	"github.com/pseudocong/pseudocong/tcp/dumbbell"
 )
 
+// delAck is -delack: delayed ACKs (2 segments, 200 ms) on both sides.
+var delAck = true
+
 type cell struct {
 	flows int
 	cc    string
@@ -48,11 +51,17 @@ func main() {
 	ns3 := flag.String("ns3", "bin/ns3/dumbbell", "the ns-3 program (validation/ns3/build.sh)")
 	grid := flag.String("grid", "full", "full (the issue's 96 cells) or reduced (8)")
 	dur := flag.Duration("duration", 30*time.Second, "simulated time per cell")
+	only := flag.String("cc", "", "comma-separated algorithms to keep (default: the grid's)")
+	delack := flag.Bool("delack", true, "delayed ACKs on both sides")
 	flag.Parse()
+	delAck = *delack
 	var cells []cell
 	flows, ccs, rates, rtts, reds := []int{1, 2, 4}, []string{"newreno", "cubic", "bbr", "vegas"}, []int{10, 50}, []time.Duration{20 * time.Millisecond, 80 * time.Millisecond}, []bool{false, true}
 	if *grid == "reduced" {
 		flows, ccs, rates, rtts = []int{1, 2}, []string{"newreno", "cubic"}, []int{10}, []time.Duration{20 * time.Millisecond}
+	}
+	if *only != "" {
+		ccs = strings.Split(*only, ",")
 	}
 	for _, n := range flows {
 		for _, a := range ccs {
@@ -148,7 +157,7 @@ type oursResult struct {
 // 4 MiB buffers, SACK and timestamps, no F-RTO (ns-3 has none).
 func runOurs(c cell, d time.Duration) (oursResult, error) {
 	cfg := dumbbell.Config{Flows: c.flows, CC: []string{c.cc}, Bottleneck: int64(c.mbit) * 1_000_000, RTT: c.rtt,
-		Queue: c.bdp(), Qdisc: "droptail", Duration: d, DelAck: true, Seed: 1, Profile: tcp.NS3(), NoFRTO: true}
+		Queue: c.bdp(), Qdisc: "droptail", Duration: d, DelAck: delAck, Seed: 1, Profile: tcp.NS3(), NoFRTO: true}
 	var qw float64
 	if c.red {
 		cfg.Qdisc, cfg.ECN = "red,ecn", true
@@ -165,7 +174,7 @@ func runOurs(c cell, d time.Duration) (oursResult, error) {
 func runNS3(bin string, c cell, d time.Duration, qw float64) (*dumbbell.Result, error) {
 	args := []string{fmt.Sprintf("--flows=%d", c.flows), "--cc=" + c.cc, fmt.Sprintf("--bottleneck=%dMbps", c.mbit),
 		fmt.Sprintf("--rttMs=%g", float64(c.rtt)/1e6), fmt.Sprintf("--queue=%d", c.bdp()), fmt.Sprintf("--duration=%g", d.Seconds()),
-		"--segment=1448", "--minRto=1"}
+		"--segment=1448", "--minRto=1", fmt.Sprintf("--delack=%v", delAck)}
 	if c.red {
 		args = append(args, "--qdisc=red", "--ecn=1", fmt.Sprintf("--qw=%g", qw))
 	}

@@ -130,3 +130,21 @@ func WritePNG(w io.Writer, p *plot.Plot) error {
 	_, err = wt.WriteTo(w)
 	return err
 }
+
+// TimeAtCwnd is how long, by the samples, the window was at most w
+// segments (paper 000's "time spent at cwnd = 1" with w = 1), and the
+// share of the traced time that is. Each sample counts until the next.
+func (tr *Trace) TimeAtCwnd(w uint32) (time.Duration, float64) {
+	var at, total time.Duration
+	for i := 0; i+1 < len(tr.Samples); i++ {
+		d := tr.Samples[i+1].T - tr.Samples[i].T
+		total += d
+		if tr.Samples[i].Cwnd <= w && tr.Samples[i].Cwnd > 0 {
+			at += d
+		}
+	}
+	if total == 0 {
+		return 0, 0
+	}
+	return at, float64(at) / float64(total)
+}

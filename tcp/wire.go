@@ -10,16 +10,27 @@ import (
 // and anything that wants pcap-able traffic convert here, the simulator
 // carries Segments as they are.
 
+// zeros is the payload of segments that carry none (the simulator's):
+// shared and read-only (packet's encoder only copies from it).
+var zeros [65535]byte
+
 // ToPacket fills p's IPv4 and TCP layers from s (no Ethernet layer: the
 // caller adds one if it frames for a link). payload, if not nil, must be
 // s.Len bytes long; nil means s.Len zero bytes (the simulator keeps no
 // payload).
+//
+// On a netsim.Host: attach an EndpointFunc that calls FromPacket and then
+// Mux.Input, and give each Conn an Output that calls ToPacket with the
+// host's addresses and the SendFunc Attach returned.
 func ToPacket(s *Segment, src, dst [4]byte, payload []byte, p *packet.Packet) error {
 	if payload != nil && len(payload) != s.Len {
 		return fmt.Errorf("tcp: to packet: payload of %d bytes for a segment of %d", len(payload), s.Len)
 	}
 	if payload == nil && s.Len > 0 {
-		payload = make([]byte, s.Len)
+		if s.Len > len(zeros) {
+			return fmt.Errorf("tcp: to packet: segment of %d bytes", s.Len)
+		}
+		payload = zeros[:s.Len:s.Len]
 	}
 	*p = packet.Packet{Layers: packet.LayerIPv4 | packet.LayerTCP, Payload: payload}
 	p.IPv4 = packet.IPv4{TTL: 64, Protocol: packet.IPProtocolTCP, Src: src, Dst: dst, Flags: packet.IPv4DontFragment}

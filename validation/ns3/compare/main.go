@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,7 @@ func main() {
 	grid := flag.String("grid", "full", "full (the issue's 96 cells) or reduced (8)")
 	dur := flag.Duration("duration", 30*time.Second, "simulated time per cell")
 	only := flag.String("cc", "", "comma-separated algorithms to keep (default: the grid's)")
+	onlyFlows := flag.String("flows", "", "comma-separated flow counts to keep (default: the grid's)")
 	delack := flag.Bool("delack", true, "delayed ACKs on both sides")
 	flag.Parse()
 	delAck = *delack
@@ -62,6 +64,17 @@ func main() {
 	}
 	if *only != "" {
 		ccs = strings.Split(*only, ",")
+	}
+	if *onlyFlows != "" {
+		flows = nil
+		for _, f := range strings.Split(*onlyFlows, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				fmt.Fprintf(os.Stderr, "-flows %q: want positive integers\n", *onlyFlows)
+				os.Exit(2)
+			}
+			flows = append(flows, n)
+		}
 	}
 	for _, n := range flows {
 		for _, a := range ccs {

@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/pseudocong
 RESULTS ?= results
 
-.PHONY: run test unit deps build bench fuzz vet clean lint race integration serial soak
+.PHONY: run test unit deps build bench fuzz vet clean lint race integration serial soak validate
 
 build:
 	$(GO) build -o $(BIN) ./cmd/pseudocong
@@ -34,6 +34,12 @@ deps:
 
 bench: build
 	bash scripts/bench.sh
+
+# Our TCP side by side with ns-3 3.37 on the dumbbell grid (the table of
+# docs/tcp-validation.md); needs scripts/install-deps.sh's ns-3 packages.
+validate:
+	sh validation/ns3/build.sh
+	$(GO) run ./validation/ns3/compare -ns3 bin/ns3/dumbbell
 
 # Short fuzzing pass over every decoder (longer: FUZZTIME=10m make fuzz).
 FUZZTIME ?= 30s

@@ -21,13 +21,21 @@ PACKAGES=(
 	# Python modules; deploy/mininet/pseudocong.py plugs our switch and
 	# controller into it (docs/mininet.md).
 	mininet
+	# ns-3 3.37, the reference simulator of validation/ns3 (docs/tcp-validation.md);
+	# its pkg-config files link GSL, SQLite and libxml2 by absolute path.
+	libns3-dev
+	libgsl-dev
+	libsqlite3-dev
+	libxml2-dev
+	g++
+	pkg-config
 )
 
 # Commands the tests call; a package can be "installed" yet broken, so check both.
 COMMANDS=(
 	ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-ofctl ovs-appctl
 	ovs-testcontroller tshark prometheus promtool iperf3 hping3 ping
-	ethtool tcpdump ip mn
+	ethtool tcpdump ip mn g++ pkg-config
 )
 
 log() { printf 'install-deps: %s\n' "$*"; }

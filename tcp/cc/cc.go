@@ -19,6 +19,10 @@
 //     when the sender was cwnd-limited (Linux's tcp_is_cwnd_limited); the
 //     algorithm grows Cwnd (slow start below Ssthresh, its own increase
 //     above it). It must not shrink Cwnd below 1 nor above CwndClamp.
+//     Package tcp also calls it in Loss, as Linux's tcp_cong_control does
+//     (the window slow-starts back after an RTO), with Acked counting the
+//     segments newly acknowledged cumulatively; in Recovery and CWR it
+//     sets Cwnd itself by PRR (RFC 6937), as Linux's tcp_cwnd_reduction.
 //   - SSThresh is called once when the sender enters Recovery (fast
 //     retransmit), CWR (an ECE) or Loss (RTO); it returns the new
 //     threshold. The sender then sets Cwnd itself: to the threshold on
@@ -35,6 +39,11 @@
 //     sender calls Control on every ACK with a RateSample (the Linux
 //     tcp_rate.c sample) instead of CongAvoid, and uses Cwnd and PacingRate
 //     as set; SSThresh is still called on Recovery/Loss for bookkeeping.
+//     As in Linux (tcp_end_cwnd_reduction and PRR skip cong_control
+//     algorithms) the sender then does not set Cwnd to the threshold on
+//     leaving Recovery/CWR and runs no PRR; on an RTO it still sets Cwnd
+//     to 1 (tcp_enter_loss). Control must also see Phase and InFlight as
+//     they are after the ACK, and the sender applies AppLimitedMark.
 package cc
 
 import (
@@ -109,6 +118,80 @@ type Conn struct {
 	ECN bool
 	// AppLimited reports that the application, not cwnd, limits sending.
 	AppLimited bool
+
+	// SndUna and SndNxt are the sender's byte sequence numbers (oldest
+	// unacknowledged, next to send), for algorithms that time rounds by
+	// sequence as Linux does (Vegas's beg_snd_nxt, HyStart's end_seq,
+	// DCTCP's next_seq). Compared with wrap-around arithmetic.
+	SndUna, SndNxt uint32
+	// Lost counts segments the sender has marked lost so far, by
+	// recovery or by RTO (Linux tp->lost; BBR's long-term sampler).
+	Lost uint64
+	// LastSend is when the sender last transmitted data (Linux
+	// lsndtime); at EventTxStart it is still the previous transmission's
+	// time, so Now-LastSend is the idle period (CUBIC shifts its epoch).
+	LastSend time.Time
+	// Seed is a per-connection seed from the sender's seeded source, for
+	// the algorithms that randomise (BBR's first gain-cycle phase); the
+	// same seed gives the same run.
+	Seed uint64
+	// AppLimitedMark is written by a Controller (BBR in PROBE_RTT) to ask
+	// the sender's rate sampler to treat the samples of segments sent
+	// from now until Delivered passes this value as app-limited (Linux
+	// sets tp->app_limited). The sender applies it after Control returns
+	// and zeroes it; zero means no request.
+	AppLimitedMark uint64
+
+	// Ack is the receiver-side ACK control an algorithm may drive when the
+	// receiver reports EventECNIsCE / EventECNNoCE (DCTCP).
+	Ack AckControl
+}
+
+// AckControl is the receiver-side seam for algorithms whose receivers
+// echo congestion differently from RFC 3168 (DCTCP, Linux tcp_dctcp.h).
+// For an algorithm that implements ECNOwner, the receiver, on every data
+// segment of an ECN connection, fills RcvNxt and Pending, calls Event with
+// EventECNIsCE or EventECNNoCE, then acts on the outputs: first, if
+// FlushAck, it sends one ACK of FlushSeq carrying ECE = FlushECE (the
+// delayed ACK for the earlier segments, with their CE state), cancelling
+// the delayed-ACK timer; then, if Now, it ACKs at once instead of
+// delaying; and every ACK it sends carries ECE = ECE (DCTCP echoes each
+// segment's CE state instead of latching ECE until CWR).
+type AckControl struct {
+	// Filled by the receiver before the event.
+	RcvNxt  uint32 // next sequence expected, after the segment that raised the event
+	Pending bool   // a delayed ACK is pending (Linux ICSK_ACK_TIMER)
+
+	// Written by the algorithm.
+	FlushAck bool   // send the pending delayed ACK first ...
+	FlushSeq uint32 // ... acknowledging this sequence ...
+	FlushECE bool   // ... with this ECE
+	Now      bool   // ACK immediately (Linux ICSK_ACK_NOW)
+	ECE      bool   // ECE on ACKs from now on (Linux TCP_ECN_DEMAND_CWR)
+}
+
+// ECNOwner is implemented by algorithms that need ECN and own the
+// receiver's echo (Linux TCP_CONG_NEEDS_ECN): the receiver raises
+// EventECNIsCE/EventECNNoCE and follows Conn.Ack, see AckControl. When
+// the connection did not negotiate ECN such an algorithm falls back to
+// Reno, as Linux's dctcp_reno does.
+type ECNOwner interface {
+	NeedsECN() bool
+}
+
+// SeqAfter reports a > b in 32-bit sequence space (Linux after()).
+func SeqAfter(a, b uint32) bool { return int32(a-b) > 0 }
+
+// SeqBefore reports a < b in 32-bit sequence space (Linux before()).
+func SeqBefore(a, b uint32) bool { return int32(a-b) < 0 }
+
+// CurrentSsthresh is Linux's tcp_current_ssthresh: in CWR or Recovery the
+// threshold itself, otherwise at least three quarters of the window.
+func (c *Conn) CurrentSsthresh() uint32 {
+	if c.Phase == CWR || c.Phase == Recovery {
+		return c.Ssthresh
+	}
+	return max(c.Ssthresh, (c.Cwnd>>1)+(c.Cwnd>>2))
 }
 
 // InSlowStart reports Linux's tcp_in_slow_start.

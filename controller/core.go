@@ -23,7 +23,7 @@ type Config struct {
 }
 
 // Core is the transport-independent controller: it wraps each switch in a
-// Session that counts messages, answers echo requests, and measures the
+// Session that counts messages and measures the
 // time from a PACKET_IN to the FLOW_MOD it caused, and it calls the App.
 type Core struct {
 	app       App
@@ -113,14 +113,9 @@ func (s *Session) Handle(m openflow.Message) {
 		c.app.HandleMessage(s, m)
 		s.packetInAt.Store(noPacketIn)
 		return
-	case openflow.TypeEchoRequest:
-		req := m.(*openflow.EchoRequest)
-		reply := openflow.EchoReply{Header: openflow.Header{Xid: req.Xid}, Data: req.Data}
-		if err := s.Send(&reply); err != nil {
-			c.log.Debug("echo reply not sent", "dpid", dpidString(s.DPID()), "err", err)
-		}
-		return
-	case openflow.TypeEchoReply, openflow.TypeHello:
+	case openflow.TypeEchoRequest, openflow.TypeEchoReply, openflow.TypeHello:
+		// The transport's openflow.Channel answers and times these; one
+		// that gets here is not the app's business either.
 		return
 	case openflow.TypeError:
 		e := m.(*openflow.ErrorMsg)

@@ -336,11 +336,6 @@ func (s *Server) serveAdmitted(ctx context.Context, a *admission) error {
 	}
 	c.log = c.log.With("dpid", dpidString(c.ep.DPID()))
 
-	done := make(chan struct{})
-	defer close(done)
-	if s.cfg.EchoInterval > 0 {
-		go c.keepalive(done)
-	}
 	err = c.serve()
 	if errors.Is(err, io.EOF) || (ctx.Err() != nil && errors.Is(err, net.ErrClosed)) {
 		return nil

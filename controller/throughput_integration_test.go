@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChildController())
 	}
+	if os.Getenv(nullChildEnv) != "" {
+		os.Exit(runNullController())
+	}
 	os.Exit(m.Run())
 }
 
@@ -57,8 +60,15 @@ func runChildController() int {
 // returns its address.
 func startChildController(tb testing.TB) string {
 	tb.Helper()
+	return startChild(tb, childEnv)
+}
+
+// startChild starts the test binary as the child process that env selects
+// and returns the address it prints.
+func startChild(tb testing.TB, env string) string {
+	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Env = append(os.Environ(), env+"=1")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

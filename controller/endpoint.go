@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
+	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/openflow"
 )
 
@@ -66,7 +68,9 @@ type Endpoint struct {
 	closed   bool
 	features openflow.FeaturesReply
 	session  *Session
+	sess     atomic.Pointer[Session] // session, for Written on any goroutine
 	xid      uint32
+	readAt   int64             // clock reading (UnixNano) of the owner's last read; 0: none reported
 	pin      openflow.PacketIn // reused for every PACKET_IN (hot path)
 	badRun   int               // consecutive undecodable frames
 	lastWarn time.Time
@@ -99,6 +103,7 @@ func NewEndpoint(cfg EndpointConfig) *Endpoint {
 			e.features = *est.Features
 			e.log = e.log.With("dpid", dpidString(e.features.DatapathID))
 			e.session = e.core.Connect(e)
+			e.sess.Store(e.session)
 		},
 		OnFailed: func(err error) {
 			if errors.Is(err, openflow.ErrPeerDead) {
@@ -145,6 +150,29 @@ func (e *Endpoint) Err() error {
 
 // Activity tells the keepalive that bytes arrived from the switch.
 func (e *Endpoint) Activity() { e.ch.Activity() }
+
+// Read tells the endpoint that the owner read bytes from the switch at
+// now (the keepalive's sign of life), and that the frames it hands over
+// next came with that read. An owner that reports its reads must report
+// its writes (Written): a PACKET_IN's handling time then runs from the
+// read that brought it to the write that carried the FLOW_MOD, with no
+// clock reading per message. An owner that reports neither (the
+// simulator) gets the time from HandleFrame to the Transport's Send.
+func (e *Endpoint) Read(now time.Time) {
+	e.ch.ActivityAt(now)
+	e.readAt = now.UnixNano()
+}
+
+// Written tells the endpoint that everything sent so far has been
+// written at now (see Read).
+func (e *Endpoint) Written(now time.Time) {
+	if s := e.sess.Load(); s != nil {
+		s.flushed(now.UnixNano())
+	}
+}
+
+// Clock is the clock the endpoint times with (the core's).
+func (e *Endpoint) Clock() clock.Clock { return e.core.clock }
 
 // Start sends our HELLO.
 func (e *Endpoint) Start() error {
@@ -225,7 +253,11 @@ func (e *Endpoint) handleMessage(frame []byte) error {
 		}
 	}
 	e.badRun = 0
-	e.session.Handle(m)
+	if e.readAt != 0 {
+		e.session.handleAt(m, e.readAt)
+	} else {
+		e.session.Handle(m)
+	}
 	return nil
 }
 

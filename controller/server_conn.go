@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/openflow"
 )
 
@@ -49,11 +50,14 @@ type switchConn struct {
 	log     *slog.Logger
 	metrics *Metrics
 	ep      *Endpoint
+	clk     clock.Clock // the core's
+	wall    bool        // clk is the wall clock: one reading serves both
 
 	wmu      sync.Mutex
 	out      []byte
-	batching bool  // the reader will flush out when its batch ends
-	werr     error // first write error; the connection is dead after it
+	batching bool      // the reader will flush out when its batch ends
+	writeDL  time.Time // the socket's write deadline
+	werr     error     // first write error; the connection is dead after it
 }
 
 func newSwitchConn(s *Server, nc net.Conn) *switchConn {
@@ -63,6 +67,8 @@ func newSwitchConn(s *Server, nc net.Conn) *switchConn {
 		log:     s.log.With("remote", nc.RemoteAddr().String()),
 		metrics: s.cfg.Core.Metrics(),
 	}
+	c.clk = s.cfg.Core.clock
+	_, c.wall = c.clk.(clock.Wall)
 	c.fr = openflow.NewFrameReader(activityReader{c}, s.cfg.MaxMessageLen, handshakeBufferSize)
 	c.ep = NewEndpoint(EndpointConfig{Core: s.cfg.Core, Transport: c, MissSendLen: s.cfg.MissSendLen, Logger: c.log,
 		// The handshake is bounded by the socket's read deadline (and
@@ -71,6 +77,14 @@ func newSwitchConn(s *Server, nc net.Conn) *switchConn {
 		OnFailed: c.channelFailed,
 	})
 	return c
+}
+
+// clockNow is the core clock's reading, given the wall clock's.
+func (c *switchConn) clockNow(wall time.Time) time.Time {
+	if c.wall {
+		return wall
+	}
+	return c.clk.Now()
 }
 
 // channelFailed closes the connection when the Endpoint's channel fails,
@@ -89,7 +103,7 @@ type activityReader struct{ c *switchConn }
 func (a activityReader) Read(p []byte) (int, error) {
 	n, err := a.c.nc.Read(p)
 	if n > 0 {
-		a.c.ep.Activity()
+		a.c.ep.Read(a.c.clockNow(time.Now()))
 	}
 	return n, err
 }
@@ -120,8 +134,16 @@ func (c *switchConn) flushLocked() error {
 	if len(c.out) == 0 || c.werr != nil {
 		return c.werr
 	}
-	_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
+	now := time.Now()
+	// Moving the deadline costs a runtime timer update: do it only when
+	// less than 90 % of WriteTimeout is left, so a write blocked by a peer
+	// that does not read is abandoned after 0.9 to 1 WriteTimeout.
+	if wt := c.srv.cfg.WriteTimeout; c.writeDL.Sub(now) < wt-wt/10 {
+		c.writeDL = now.Add(wt)
+		_ = c.nc.SetWriteDeadline(c.writeDL)
+	}
 	_, err := c.nc.Write(c.out)
+	c.ep.Written(c.clockNow(now))
 	if cap(c.out) > maxRetainedOut {
 		c.out = make([]byte, 0, initialOutSize)
 	} else {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	dto "github.com/prometheus/client_model/go"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -52,6 +53,15 @@ func TestServerHandshakeAndForwarding(t *testing.T) {
 	waitFor(t, "switch disconnected", func() bool { return core.Connected() == 0 })
 	if got := testutil.ToFloat64(metrics.messages[dirIn][openflow.TypePacketIn]); got != 2 {
 		t.Errorf("messages_total{in,PACKET_IN} = %v, want 2", got)
+	}
+	// The one FLOW_MOD was timed, from the read that brought its
+	// PACKET_IN to the write that carried it.
+	var hist dto.Metric
+	if err := metrics.handling.Write(&hist); err != nil {
+		t.Fatal(err)
+	}
+	if h := hist.GetHistogram(); h.GetSampleCount() != 1 || h.GetSampleSum() <= 0 || h.GetSampleSum() > 1 {
+		t.Errorf("handling histogram: %d samples, sum %v s; want one positive sample", h.GetSampleCount(), h.GetSampleSum())
 	}
 }
 

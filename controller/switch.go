@@ -52,6 +52,6 @@ type App interface {
 	// SwitchDisconnected is the last call for sw.
 	SwitchDisconnected(sw Switch)
 	// HandleMessage gets every message of the switch except the ones the
-	// core answers itself (ECHO_REQUEST, ECHO_REPLY, HELLO).
+	// connection's openflow.Channel takes (ECHO_REQUEST, ECHO_REPLY, HELLO).
 	HandleMessage(sw Switch, m openflow.Message)
 }

@@ -88,15 +88,18 @@ type Session struct {
 	// pendingAt wait for that write.
 	batchAt   atomic.Int64
 	pendingAt atomic.Int64
-	pendingN  atomic.Uint64
 	// batched is set once the transport reports its reads and writes
 	// (handleAt, flushed): the hot counters (PACKET_IN in, FLOW_MOD and
 	// PACKET_OUT out) then gather here and go to the shared Prometheus
 	// counters once per write, not once per message from every switch's
 	// goroutine.
-	batched                             atomic.Bool
-	pendIn, pendFlowMods, pendPacketOut atomic.Uint64
-	disconnected                        atomic.Bool
+	batched atomic.Bool
+	// pend packs three counts into one word, so that a PACKET_IN and its
+	// FLOW_MOD cost one atomic add each: PACKET_INs in (pendIn), FLOW_MODs
+	// out (pendFlowMod), and those of them that are timed (pendTimed).
+	pend          atomic.Uint64
+	pendPacketOut atomic.Uint64
+	disconnected  atomic.Bool
 	// appState is the app's per-switch state (SetAppState), so that an app
 	// does not look the switch up in a map per message.
 	appState any
@@ -126,7 +129,19 @@ func (s *Session) Send(m openflow.Message) error {
 	if s.batched.Load() {
 		switch t {
 		case openflow.TypeFlowMod:
-			s.pendFlowMods.Add(1)
+			if s.batchAt.Load() != noPacketIn {
+				if at := s.batchAt.Swap(noPacketIn); at != noPacketIn {
+					if s.pendingAt.Load() != at {
+						s.pendingAt.Store(at)
+					}
+					// The PACKET_IN is counted with its FLOW_MOD: one add.
+					if s.pend.Add(pendIn|pendFlowMod|pendTimed)&pendFieldMask >= pendFieldMask/2 {
+						s.flushed(s.core.clock.Now().UnixNano())
+					}
+					return s.sw.Send(m)
+				}
+			}
+			s.pend.Add(pendFlowMod)
 		case openflow.TypePacketOut:
 			s.pendPacketOut.Add(1)
 		default:
@@ -136,12 +151,7 @@ func (s *Session) Send(m openflow.Message) error {
 		s.core.metrics.MessageOut(t)
 	}
 	// Load before Swap: a plain read, where Swap is a locked instruction.
-	if t == openflow.TypeFlowMod && s.batchAt.Load() != noPacketIn {
-		if at := s.batchAt.Swap(noPacketIn); at != noPacketIn {
-			s.pendingAt.Store(at)
-			s.pendingN.Add(1)
-		}
-	} else if t == openflow.TypeFlowMod && s.packetInAt.Load() != noPacketIn {
+	if t == openflow.TypeFlowMod && s.packetInAt.Load() != noPacketIn {
 		if at := s.packetInAt.Swap(noPacketIn); at != noPacketIn {
 			s.core.metrics.observeHandling(time.Duration(s.core.clock.Now().UnixNano() - at))
 		}
@@ -195,11 +205,28 @@ func (s *Session) handleAt(m openflow.Message, at int64) {
 	if !s.batched.Load() {
 		s.batched.Store(true)
 	}
-	s.pendIn.Add(1)
 	s.batchAt.Store(at)
 	c.app.HandleMessage(s, m)
-	s.batchAt.Store(noPacketIn)
+	// A PACKET_IN answered by a FLOW_MOD was counted by Send, which
+	// cleared batchAt; one that was not is counted here.
+	if s.batchAt.Load() != noPacketIn && s.batchAt.Swap(noPacketIn) != noPacketIn {
+		if s.pend.Add(pendIn)&pendFieldMask >= pendFieldMask/2 {
+			// PACKET_INs that caused no write: flush before the field fills.
+			s.flushed(c.clock.Now().UnixNano())
+		}
+	}
 }
+
+// The fields of Session.pend, 21 bits each. A field never fills: a write
+// flushes them all, and handleAt flushes when PACKET_INs alone reach half
+// a field.
+const (
+	pendFieldBits        = 21
+	pendFieldMask uint64 = 1<<pendFieldBits - 1
+	pendIn        uint64 = 1
+	pendFlowMod   uint64 = 1 << pendFieldBits
+	pendTimed     uint64 = 1 << (2 * pendFieldBits)
+)
 
 // flushed tells the session that everything it sent has been written at
 // the clock reading now (UnixNano): the FLOW_MODs waiting since handleAt
@@ -209,11 +236,12 @@ func (s *Session) flushed(now int64) {
 	if m == nil || !s.batched.Load() {
 		return
 	}
-	if n := s.pendingN.Swap(0); n > 0 {
-		m.observeHandlingN(time.Duration(now-s.pendingAt.Load()), n)
+	p := s.pend.Swap(0)
+	if timed := p >> (2 * pendFieldBits) & pendFieldMask; timed > 0 {
+		m.observeHandlingN(time.Duration(now-s.pendingAt.Load()), timed)
 	}
-	m.add(dirIn, openflow.TypePacketIn, s.pendIn.Swap(0))
-	m.add(dirOut, openflow.TypeFlowMod, s.pendFlowMods.Swap(0))
+	m.add(dirIn, openflow.TypePacketIn, p&pendFieldMask)
+	m.add(dirOut, openflow.TypeFlowMod, p>>pendFieldBits&pendFieldMask)
 	m.add(dirOut, openflow.TypePacketOut, s.pendPacketOut.Swap(0))
 }
 

@@ -54,7 +54,7 @@ type Reactive struct {
 // touches it (see App), so it needs no lock. The message structs are
 // scratch space reused for every PACKET_IN (Switch.Send encodes at once).
 type reactiveSwitch struct {
-	macs      map[uint64]uint16 // macKey(MAC) -> port
+	macs      *macTable // macKey(MAC) -> port
 	prio      priorityCounter
 	flowMod   openflow.FlowMod
 	packetOut openflow.PacketOut
@@ -95,7 +95,7 @@ func timeoutSeconds(d time.Duration) uint16 {
 
 func (r *Reactive) SwitchConnected(sw Switch) {
 	st := &reactiveSwitch{
-		macs: make(map[uint64]uint16),
+		macs: newMACTable(),
 		prio: newPriorityCounter(r.cfg.Priority, r.cfg.ConstantPriority),
 	}
 	st.actions[0] = &st.output
@@ -143,7 +143,7 @@ func (r *Reactive) packetIn(sw Switch, st *reactiveSwitch, pi *openflow.PacketIn
 	}
 	outPort, known := uint16(0), false
 	if !isMulticast(match.DlDst) {
-		outPort, known = st.macs[macKey(match.DlDst)]
+		outPort, known = st.macs.Get(macKey(match.DlDst))
 	}
 	if !known {
 		r.sendPacketOut(sw, st, pi, openflow.PortFlood)
@@ -174,17 +174,17 @@ func (r *Reactive) packetIn(sw Switch, st *reactiveSwitch, pi *openflow.PacketIn
 // learn records mac → port, within the table bound.
 func (r *Reactive) learn(st *reactiveSwitch, mac [6]byte, port uint16) {
 	k := macKey(mac)
-	if old, ok := st.macs[k]; ok {
+	if old, ok := st.macs.Get(k); ok {
 		if old != port {
-			st.macs[k] = port // the host moved
+			st.macs.Set(k, port) // the host moved
 		}
 		return
 	}
-	if len(st.macs) >= r.cfg.MaxMACs {
+	if st.macs.Len() >= r.cfg.MaxMACs {
 		r.cfg.Metrics.macDropped()
 		return
 	}
-	st.macs[k] = port
+	st.macs.Set(k, port)
 }
 
 // macKey packs a MAC into a map key that hashes as one word (a [6]byte key

@@ -302,8 +302,11 @@ func (c *Channel) Stop() {
 
 // Activity records that the peer showed a sign of life now (bytes arrived,
 // whether or not they complete a message).
-func (c *Channel) Activity() {
-	c.lastRecv.Store(int64(c.clk.Now().Sub(c.epoch)))
+func (c *Channel) Activity() { c.ActivityAt(c.clk.Now()) }
+
+// ActivityAt is Activity for an owner that has just read the clock.
+func (c *Channel) ActivityAt(now time.Time) {
+	c.lastRecv.Store(int64(now.Sub(c.epoch)))
 }
 
 // Hold tells the keepalive that the owner has stopped reading on its own

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
+	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/openflow"
 )
 
@@ -25,71 +27,101 @@ type EndpointConfig struct {
 	Transport Transport
 	// MissSendLen is sent in SET_CONFIG (default 128).
 	MissSendLen uint16
+	// HandshakeTimeout, EchoInterval and EchoTimeout configure the
+	// endpoint's openflow.Channel, whose timers run on the core's clock
+	// (zero values take the Channel's defaults; negative disables). The
+	// TCP shell bounds the handshake with socket deadlines instead and
+	// passes a negative HandshakeTimeout.
+	HandshakeTimeout time.Duration
+	EchoInterval     time.Duration
+	EchoTimeout      time.Duration
+	// OnFailed, if set, is called when the channel fails on a timer (the
+	// handshake timed out, the switch stopped answering echoes): the owner
+	// closes the connection. Failures found while handling a frame are
+	// returned by HandleFrame instead. It runs on the clock's goroutine.
+	OnFailed func(error)
 	// Logger defaults to the discarding logger.
 	Logger *slog.Logger
 }
 
 // Endpoint is the controller side of one switch connection at the level
 // of whole messages, without I/O: the owner hands it every frame the switch
-// sends (HandleFrame) and it answers through the Transport. It runs the
-// handshake (HELLO, FEATURES_REQUEST/REPLY, SET_CONFIG), then connects the
-// switch to the Core and feeds it; it answers undecodable messages with an
-// OpenFlow ERROR and tells the owner (by an error) when the peer is beyond
-// repair. The TCP shell and the simulator drive the same Endpoint, so the
-// handshake and the handling of hostile input are the same code in both.
+// sends (HandleFrame) and it answers through the Transport. Its
+// openflow.Channel (RoleController) runs the handshake (HELLO,
+// FEATURES_REQUEST/REPLY, SET_CONFIG) and the echo keepalive; the endpoint
+// then connects the switch to the Core and feeds it; it answers
+// undecodable messages with an OpenFlow ERROR and tells the owner (by an
+// error) when the peer is beyond repair. The TCP shell and the simulator
+// drive the same Endpoint, so the handshake and the handling of hostile
+// input are the same code in both.
 //
-// Timeouts (handshake, keepalive) are the owner's, who knows its clock.
-// An Endpoint is used from one goroutine at a time.
+// The owner calls Activity when bytes arrive (the keepalive's sign of
+// life). HandleFrame is used from one goroutine at a time.
 type Endpoint struct {
 	core      *Core
 	transport Transport
 	log       *slog.Logger
 	metrics   *Metrics
-	missSend  uint16
+	ch        *openflow.Channel
 
-	state    endpointState
+	started  bool
+	closed   bool
 	features openflow.FeaturesReply
 	session  *Session
+	sess     atomic.Pointer[Session] // session, for Written on any goroutine
 	xid      uint32
+	readAt   int64             // clock reading (UnixNano) of the owner's last read; 0: none reported
 	pin      openflow.PacketIn // reused for every PACKET_IN (hot path)
 	badRun   int               // consecutive undecodable frames
 	lastWarn time.Time
 	quiet    int // warnings suppressed since lastWarn
 }
 
-type endpointState int
-
-const (
-	stateNew          endpointState = iota // Start not called yet
-	stateWaitHello                         // HELLO sent, waiting for the peer's
-	stateWaitFeatures                      // FEATURES_REQUEST sent
-	stateConnected                         // the core has the switch
-	stateClosed
-)
-
 // maxConsecutiveBadFrames: a peer that sends this many undecodable messages
 // in a row is not a switch; give up on it instead of answering on.
 const maxConsecutiveBadFrames = 64
-
-// helloElemVersionBitmap is OFPHET_VERSIONBITMAP (OpenFlow 1.3.1+ HELLOs).
-const helloElemVersionBitmap = 1
 
 // NewEndpoint returns an endpoint; call Start to send our HELLO.
 func NewEndpoint(cfg EndpointConfig) *Endpoint {
 	if cfg.Core == nil || cfg.Transport == nil {
 		panic("controller: EndpointConfig needs Core and Transport")
 	}
-	if cfg.MissSendLen == 0 {
-		cfg.MissSendLen = openflow.DefaultMissSendLen
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Endpoint{
+	e := &Endpoint{
 		core: cfg.Core, transport: cfg.Transport, log: cfg.Logger,
-		metrics: cfg.Core.Metrics(), missSend: cfg.MissSendLen,
+		metrics: cfg.Core.Metrics(),
 	}
+	e.ch = openflow.NewChannel(openflow.ChannelConfig{
+		Role: openflow.RoleController, Clock: cfg.Core.clock, Out: endpointOut{e},
+		HandshakeTimeout: cfg.HandshakeTimeout, EchoInterval: cfg.EchoInterval, EchoTimeout: cfg.EchoTimeout,
+		MissSendLen: cfg.MissSendLen, ConfigFlags: openflow.ConfigFragNormal,
+		// Keepalive xids in the upper half, away from the app's.
+		NextXid: func() uint32 { e.xid++; return e.xid | 1<<31 },
+		OnEstablished: func(est openflow.Established) {
+			e.features = *est.Features
+			e.log = e.log.With("dpid", dpidString(e.features.DatapathID))
+			e.session = e.core.Connect(e)
+			e.sess.Store(e.session)
+		},
+		OnFailed: func(err error) {
+			if errors.Is(err, openflow.ErrPeerDead) {
+				cfg.Logger.Warn("switch silent: no answer to echo request; disconnecting")
+			}
+			if cfg.OnFailed != nil {
+				cfg.OnFailed(err)
+			}
+		},
+	})
+	return e
 }
+
+// endpointOut is the channel's Sender: the transport, counting what the
+// channel originates (the session counts what the app sends).
+type endpointOut struct{ e *Endpoint }
+
+func (o endpointOut) Send(m openflow.Message) error { return o.e.sendCounted(m) }
 
 // DPID is the datapath id (0 before the FEATURES_REPLY).
 func (e *Endpoint) DPID() uint64 { return e.features.DatapathID }
@@ -102,34 +134,63 @@ func (e *Endpoint) Send(m openflow.Message) error { return e.transport.Send(m) }
 
 // Connected reports whether the handshake is done and the core has the
 // switch.
-func (e *Endpoint) Connected() bool { return e.state == stateConnected }
+func (e *Endpoint) Connected() bool { return e.session != nil && !e.closed }
 
 // Session is the core's session for this switch (nil before Connected).
 func (e *Endpoint) Session() *Session { return e.session }
 
+// Err is why the endpoint's channel failed (nil while it has not, and
+// after a plain Close).
+func (e *Endpoint) Err() error {
+	if err := e.ch.Err(); !errors.Is(err, openflow.ErrChannelStopped) {
+		return err
+	}
+	return nil
+}
+
+// Activity tells the keepalive that bytes arrived from the switch.
+func (e *Endpoint) Activity() { e.ch.Activity() }
+
+// Read tells the endpoint that the owner read bytes from the switch at
+// now (the keepalive's sign of life), and that the frames it hands over
+// next came with that read. An owner that reports its reads must report
+// its writes (Written): a PACKET_IN's handling time then runs from the
+// read that brought it to the write that carried the FLOW_MOD, with no
+// clock reading per message. An owner that reports neither (the
+// simulator) gets the time from HandleFrame to the Transport's Send.
+func (e *Endpoint) Read(now time.Time) {
+	e.ch.ActivityAt(now)
+	e.readAt = now.UnixNano()
+}
+
+// Written tells the endpoint that everything sent so far has been
+// written at now (see Read).
+func (e *Endpoint) Written(now time.Time) {
+	if s := e.sess.Load(); s != nil {
+		s.flushed(now.UnixNano())
+	}
+}
+
+// Clock is the clock the endpoint times with (the core's).
+func (e *Endpoint) Clock() clock.Clock { return e.core.clock }
+
 // Start sends our HELLO.
 func (e *Endpoint) Start() error {
-	if e.state != stateNew {
+	if e.started {
 		return errors.New("controller: endpoint already started")
 	}
-	e.state = stateWaitHello
-	return e.sendCounted(&openflow.Hello{Header: openflow.Header{Xid: e.nextXid()}})
+	e.started = true
+	return e.ch.Start()
 }
 
-// Close ends the connection: the core and the app forget the switch.
+// Close ends the connection: the channel's timers stop, the core and the
+// app forget the switch.
 func (e *Endpoint) Close() {
-	if e.state == stateConnected {
+	e.ch.Stop()
+	if e.session != nil && !e.closed {
 		e.session.Disconnect()
 	}
-	e.state = stateClosed
-}
-
-func (e *Endpoint) nextXid() uint32 {
-	e.xid++
-	if e.xid == 0 {
-		e.xid = 1
-	}
-	return e.xid
+	e.closed = true
 }
 
 // HandleFrame processes one whole message from the switch: frame holds
@@ -143,77 +204,22 @@ func (e *Endpoint) HandleFrame(frame []byte) error {
 		e.sendError(frame, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen))
 		return fmt.Errorf("framing: a frame of %d bytes does not match its header", len(frame))
 	}
-	switch e.state {
-	case stateConnected:
-		return e.handleMessage(frame)
-	case stateWaitHello:
-		return e.handleHello(frame)
-	case stateWaitFeatures:
-		return e.handleBeforeFeatures(frame)
-	case stateNew:
+	switch {
+	case !e.started:
 		return errors.New("controller: HandleFrame before Start")
+	case e.closed:
+		return errors.New("controller: endpoint closed")
 	}
-	return errors.New("controller: endpoint closed")
-}
-
-// handleHello checks the peer's HELLO and asks for its features.
-func (e *Endpoint) handleHello(frame []byte) error {
-	t := openflow.Type(frame[1])
-	e.metrics.MessageIn(t)
-	if t != openflow.TypeHello {
-		e.helloFailed(frame, "expected HELLO first")
-		return fmt.Errorf("handshake: first message is %v, not HELLO", t)
-	}
-	if !offersVersion10(frame) {
-		e.helloFailed(frame, "this controller speaks OpenFlow 1.0 (wire version 0x01) only")
-		return fmt.Errorf("handshake: %w", &openflow.VersionError{Got: frame[0]})
-	}
-	e.state = stateWaitFeatures
-	return e.sendCounted(&openflow.FeaturesRequest{Header: openflow.Header{Xid: e.nextXid()}})
-}
-
-// handleBeforeFeatures waits for the FEATURES_REPLY, answering echoes; other
-// messages are dropped (no app is attached yet).
-func (e *Endpoint) handleBeforeFeatures(frame []byte) error {
-	t := openflow.Type(frame[1])
-	e.metrics.MessageIn(t)
-	if frame[0] != openflow.Version {
-		e.metrics.ProtocolError()
-		e.sendError(frame, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadVersion))
+	deliver, err := e.ch.Receive(frame)
+	if !deliver {
+		// The channel's: handshake, echo traffic, a repeated HELLO.
+		e.metrics.MessageIn(openflow.Type(frame[1]))
+		if err != nil {
+			return fmt.Errorf("handshake: %w", err)
+		}
 		return nil
 	}
-	switch t {
-	case openflow.TypeFeaturesReply:
-		if err := e.features.DecodeFromBytes(frame); err != nil {
-			e.metrics.ProtocolError()
-			et, code := openflow.ErrorCodeFor(err)
-			e.sendError(frame, et, code)
-			return fmt.Errorf("handshake: bad FEATURES_REPLY: %w", err)
-		}
-		// Nothing in the decoded reply aliases frame (ports are values).
-		if err := e.sendCounted(&openflow.SetConfig{
-			Header: openflow.Header{Xid: e.nextXid()}, Flags: openflow.ConfigFragNormal, MissSendLen: e.missSend,
-		}); err != nil {
-			return err
-		}
-		e.log = e.log.With("dpid", dpidString(e.features.DatapathID))
-		e.state = stateConnected
-		e.session = e.core.Connect(e)
-	case openflow.TypeEchoRequest:
-		var req openflow.EchoRequest
-		if req.DecodeFromBytes(frame) == nil {
-			return e.sendCounted(&openflow.EchoReply{Header: openflow.Header{Xid: req.Xid}, Data: req.Data})
-		}
-	case openflow.TypeError:
-		var em openflow.ErrorMsg
-		if err := em.DecodeFromBytes(frame); err != nil {
-			return fmt.Errorf("handshake: undecodable ERROR from the switch: %w", err)
-		}
-		return fmt.Errorf("switch refused the handshake: %w", &em)
-	default:
-		e.log.Debug("message before FEATURES_REPLY dropped", "type", t.String())
-	}
-	return nil
+	return e.handleMessage(frame)
 }
 
 // handleMessage decodes a message of a connected switch and hands it to
@@ -221,9 +227,6 @@ func (e *Endpoint) handleBeforeFeatures(frame []byte) error {
 func (e *Endpoint) handleMessage(frame []byte) error {
 	t := openflow.Type(frame[1])
 	if frame[0] != openflow.Version {
-		if t == openflow.TypeHello {
-			return nil // a repeated HELLO is harmless
-		}
 		return e.badFrame(frame, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadVersion),
 			&openflow.VersionError{Got: frame[0]})
 	}
@@ -250,7 +253,11 @@ func (e *Endpoint) handleMessage(frame []byte) error {
 		}
 	}
 	e.badRun = 0
-	e.session.Handle(m)
+	if e.readAt != 0 {
+		e.session.handleAt(m, e.readAt)
+	} else {
+		e.session.Handle(m)
+	}
 	return nil
 }
 
@@ -308,43 +315,4 @@ func (e *Endpoint) warn(msg string, args ...any) {
 	}
 	e.lastWarn, e.quiet = now, 0
 	e.log.Warn(msg, args...)
-}
-
-// offersVersion10 reports whether a peer's HELLO allows OpenFlow 1.0: its
-// header version is 1, or higher with no version bitmap (the spec then
-// negotiates the lower version, ours), or a bitmap with bit 1 set.
-func offersVersion10(hello []byte) bool {
-	switch v := hello[0]; {
-	case v == openflow.Version:
-		return true
-	case v < openflow.Version:
-		return false
-	}
-	for b := hello[openflow.HeaderLen:]; len(b) >= 4; {
-		typ := binary.BigEndian.Uint16(b[0:2])
-		n := int(binary.BigEndian.Uint16(b[2:4]))
-		if n < 4 || n > len(b) {
-			return true // unreadable elements: fall back to the header version
-		}
-		if typ == helloElemVersionBitmap && n >= 8 {
-			return binary.BigEndian.Uint32(b[4:8])&(1<<openflow.Version) != 0
-		}
-		padded := (n + 7) &^ 7 // elements are padded to 8 bytes
-		if padded >= len(b) {
-			break
-		}
-		b = b[padded:]
-	}
-	return true
-}
-
-// helloFailed tells the peer why we give up (HELLO_FAILED/INCOMPATIBLE with
-// an ASCII explanation, as the spec asks).
-func (e *Endpoint) helloFailed(hello []byte, why string) {
-	_ = e.sendCounted(&openflow.ErrorMsg{
-		Header: openflow.Header{Xid: binary.BigEndian.Uint32(hello[4:8])},
-		Type:   openflow.ErrorTypeHelloFailed,
-		Code:   uint16(openflow.HelloFailedIncompatible),
-		Data:   []byte(why),
-	})
 }

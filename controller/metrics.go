@@ -12,7 +12,7 @@ import (
 // subsystem controller). A nil *Metrics is valid and records nothing, so
 // tests and the simulator can leave it out.
 type Metrics struct {
-	handling       prometheus.Histogram
+	handling       *batchHistogram
 	messages       [2][numTypeLabels]prometheus.Counter // [direction][type]
 	connected      prometheus.Gauge
 	flowMods       prometheus.Counter
@@ -60,7 +60,7 @@ var HandlingBuckets = prometheus.ExponentialBucketsRange(10e-6, 10, 19)
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	const ns, sub = "pseudocong", "controller"
 	m := &Metrics{
-		handling: prometheus.NewHistogram(prometheus.HistogramOpts{
+		handling: newBatchHistogram(prometheus.HistogramOpts{
 			Namespace: ns, Subsystem: sub, Name: "packet_in_handling_seconds",
 			Help:    "Time from receiving a PACKET_IN to sending the FLOW_MOD it caused (controller clock).",
 			Buckets: HandlingBuckets,
@@ -168,9 +168,23 @@ func (m *Metrics) ProtocolError() {
 	}
 }
 
-func (m *Metrics) observeHandling(d time.Duration) {
+func (m *Metrics) observeHandling(d time.Duration) { m.observeHandlingN(d, 1) }
+
+// observeHandlingN records n PACKET_INs handled in d each.
+func (m *Metrics) observeHandlingN(d time.Duration, n uint64) {
 	if m != nil {
-		m.handling.Observe(d.Seconds())
+		m.handling.ObserveN(d.Seconds(), n)
+	}
+}
+
+// add counts n messages of type t in direction dir (dirIn, dirOut).
+func (m *Metrics) add(dir int, t openflow.Type, n uint64) {
+	if m == nil || n == 0 {
+		return
+	}
+	m.messages[dir][typeLabel(t)].Add(float64(n))
+	if dir == dirOut && t == openflow.TypeFlowMod {
+		m.flowMods.Add(float64(n))
 	}
 }
 

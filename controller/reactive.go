@@ -54,11 +54,14 @@ type Reactive struct {
 // touches it (see App), so it needs no lock. The message structs are
 // scratch space reused for every PACKET_IN (Switch.Send encodes at once).
 type reactiveSwitch struct {
-	macs      map[[6]byte]uint16
+	macs      *macTable // macKey(MAC) -> port
 	prio      priorityCounter
 	flowMod   openflow.FlowMod
 	packetOut openflow.PacketOut
 	actions   [1]openflow.Action
+	// output is the one action; actions[0] points at it, so that setting
+	// its port does not box a new value into the interface per message.
+	output openflow.ActionOutput
 }
 
 // NewReactive returns the reactive app.
@@ -91,10 +94,22 @@ func timeoutSeconds(d time.Duration) uint16 {
 }
 
 func (r *Reactive) SwitchConnected(sw Switch) {
-	r.switches.Store(sw, &reactiveSwitch{
-		macs: make(map[[6]byte]uint16),
+	st := &reactiveSwitch{
+		macs: newMACTable(),
 		prio: newPriorityCounter(r.cfg.Priority, r.cfg.ConstantPriority),
-	})
+	}
+	st.actions[0] = &st.output
+	// Fixed for every FLOW_MOD; packetIn sets the rest.
+	st.flowMod = openflow.FlowMod{
+		Header:  openflow.Header{Version: openflow.Version, Type: openflow.TypeFlowMod},
+		Cookie:  r.cfg.Cookie,
+		Command: openflow.FlowModAdd, IdleTimeout: r.idle, HardTimeout: r.hard,
+		OutPort: openflow.PortNone, Actions: st.actions[:],
+	}
+	if s, ok := sw.(*Session); ok {
+		s.SetAppState(st) // found without a map lookup per message
+	}
+	r.switches.Store(sw, st)
 }
 
 func (r *Reactive) SwitchDisconnected(sw Switch) { r.switches.Delete(sw) }
@@ -103,6 +118,12 @@ func (r *Reactive) HandleMessage(sw Switch, m openflow.Message) {
 	pi, ok := m.(*openflow.PacketIn)
 	if !ok {
 		return
+	}
+	if s, ok := sw.(*Session); ok {
+		if st, ok := s.AppState().(*reactiveSwitch); ok {
+			r.packetIn(sw, st, pi)
+			return
+		}
 	}
 	v, ok := r.switches.Load(sw)
 	if !ok {
@@ -122,7 +143,7 @@ func (r *Reactive) packetIn(sw Switch, st *reactiveSwitch, pi *openflow.PacketIn
 	}
 	outPort, known := uint16(0), false
 	if !isMulticast(match.DlDst) {
-		outPort, known = st.macs[match.DlDst]
+		outPort, known = st.macs.Get(macKey(match.DlDst))
 	}
 	if !known {
 		r.sendPacketOut(sw, st, pi, openflow.PortFlood)
@@ -133,20 +154,14 @@ func (r *Reactive) packetIn(sw Switch, st *reactiveSwitch, pi *openflow.PacketIn
 		// switch must not send it back (Floodlight drops it too).
 		return
 	}
+	// Only what changes per message is written: assigning a whole FlowMod
+	// (it holds a slice) costs a write-barriered copy per PACKET_IN.
 	fm := &st.flowMod
-	*fm = openflow.FlowMod{
-		Header:      openflow.Header{Version: openflow.Version, Type: openflow.TypeFlowMod, Xid: pi.Xid},
-		Match:       match,
-		Cookie:      r.cfg.Cookie,
-		Command:     openflow.FlowModAdd,
-		IdleTimeout: r.idle,
-		HardTimeout: r.hard,
-		Priority:    st.prio.Next(),
-		BufferID:    pi.BufferID,
-		OutPort:     openflow.PortNone,
-	}
-	st.actions[0] = openflow.ActionOutput{Port: outPort}
-	fm.Actions = st.actions[:]
+	fm.Xid = pi.Xid
+	fm.Match = match
+	fm.Priority = st.prio.Next()
+	fm.BufferID = pi.BufferID
+	st.output = openflow.ActionOutput{Port: outPort}
 	if err := sw.Send(fm); err != nil {
 		r.log.Debug("flow-mod not sent", "dpid", dpidString(sw.DPID()), "err", err)
 		return
@@ -158,17 +173,24 @@ func (r *Reactive) packetIn(sw Switch, st *reactiveSwitch, pi *openflow.PacketIn
 
 // learn records mac → port, within the table bound.
 func (r *Reactive) learn(st *reactiveSwitch, mac [6]byte, port uint16) {
-	if old, ok := st.macs[mac]; ok {
+	k := macKey(mac)
+	if old, ok := st.macs.Get(k); ok {
 		if old != port {
-			st.macs[mac] = port // the host moved
+			st.macs.Set(k, port) // the host moved
 		}
 		return
 	}
-	if len(st.macs) >= r.cfg.MaxMACs {
+	if st.macs.Len() >= r.cfg.MaxMACs {
 		r.cfg.Metrics.macDropped()
 		return
 	}
-	st.macs[mac] = port
+	st.macs.Set(k, port)
+}
+
+// macKey packs a MAC into a map key that hashes as one word (a [6]byte key
+// costs a generic hash and compare per lookup, two lookups per PACKET_IN).
+func macKey(m [6]byte) uint64 {
+	return uint64(m[0])<<40 | uint64(m[1])<<32 | uint64(m[2])<<24 | uint64(m[3])<<16 | uint64(m[4])<<8 | uint64(m[5])
 }
 
 // sendPacketOut releases the packet of pi through port: by buffer id when
@@ -189,7 +211,7 @@ func (r *Reactive) sendPacketOut(sw Switch, st *reactiveSwitch, pi *openflow.Pac
 		}
 		po.Data = pi.Data
 	}
-	st.actions[0] = openflow.ActionOutput{Port: port}
+	st.output = openflow.ActionOutput{Port: port}
 	po.Actions = st.actions[:]
 	if err := sw.Send(po); err != nil {
 		r.log.Debug("packet-out not sent", "dpid", dpidString(sw.DPID()), "err", err)

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,16 +8,22 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/openflow"
 )
 
 const (
 	// readBufferSize holds the largest possible message (the length field
-	// is 16 bits), so Peek can always return a whole frame.
+	// is 16 bits): after the handshake the reader reads in batches of up
+	// to this (a larger buffer was tried: no fewer system calls per
+	// message under cbench load, four times the memory per switch).
 	readBufferSize = 1 << 16
+	// handshakeBufferSize is the read buffer until the handshake completes
+	// (it grows if a frame needs more), so that a flood of half-open
+	// connections takes little memory.
+	handshakeBufferSize = 512
 	// flushThreshold forces a write in the middle of a long batch, which
 	// bounds the output buffer.
 	flushThreshold = 256 << 10
@@ -30,27 +35,30 @@ const (
 )
 
 // switchConn is the TCP shell's side of one switch: it frames the byte
-// stream for the Endpoint (which does the protocol) and is its Transport,
-// encoding replies into out and writing them in batches.
+// stream (openflow.FrameReader) for the Endpoint, which does the protocol
+// (its openflow.Channel the handshake and keepalive), and is its
+// Transport, encoding replies into out and writing them in batches: one
+// write for everything a read's worth of messages caused.
 //
-// The read buffer and the full-size output buffer are allocated when the
-// handshake completes: until then a connection costs its goroutine and a
-// few small objects, so that a flood of half-open connections (up to
-// MaxConns) takes little memory.
+// The full-size read and output buffers are allocated when the handshake
+// completes: until then a connection costs its goroutine and a few small
+// objects, so that a flood of half-open connections (up to MaxConns) takes
+// little memory.
 type switchConn struct {
 	srv     *Server
 	nc      net.Conn
-	br      *bufio.Reader // nil until the handshake completes
+	fr      *openflow.FrameReader
 	log     *slog.Logger
 	metrics *Metrics
 	ep      *Endpoint
-	xid     atomic.Uint32 // keepalive echo xids
-	reads   atomic.Uint64 // read calls that returned data, for the keepalive
+	clk     clock.Clock // the core's
+	wall    bool        // clk is the wall clock: one reading serves both
 
 	wmu      sync.Mutex
 	out      []byte
-	batching bool  // the reader will flush out when its batch ends
-	werr     error // first write error; the connection is dead after it
+	batching bool      // the reader will flush out when its batch ends
+	writeDL  time.Time // the socket's write deadline
+	werr     error     // first write error; the connection is dead after it
 }
 
 func newSwitchConn(s *Server, nc net.Conn) *switchConn {
@@ -60,27 +68,45 @@ func newSwitchConn(s *Server, nc net.Conn) *switchConn {
 		log:     s.log.With("remote", nc.RemoteAddr().String()),
 		metrics: s.cfg.Core.Metrics(),
 	}
-	c.ep = NewEndpoint(EndpointConfig{Core: s.cfg.Core, Transport: c, MissSendLen: s.cfg.MissSendLen, Logger: c.log})
+	c.clk = s.cfg.Core.clock
+	_, c.wall = c.clk.(clock.Wall)
+	c.fr = openflow.NewFrameReader(activityReader{c}, s.cfg.MaxMessageLen, handshakeBufferSize)
+	c.ep = NewEndpoint(EndpointConfig{Core: s.cfg.Core, Transport: c, MissSendLen: s.cfg.MissSendLen, Logger: c.log,
+		// The handshake is bounded by the socket's read deadline (and
+		// counted as a handshake timeout); the channel runs the keepalive.
+		HandshakeTimeout: -1, EchoInterval: s.cfg.EchoInterval,
+		OnFailed: c.channelFailed,
+	})
 	return c
 }
 
-// activityReader counts reads for the keepalive without touching the clock.
+// clockNow is the core clock's reading, given the wall clock's.
+func (c *switchConn) clockNow(wall time.Time) time.Time {
+	if c.wall {
+		return wall
+	}
+	return c.clk.Now()
+}
+
+// channelFailed closes the connection when the Endpoint's channel fails,
+// after writing what is queued (the ERROR that says why): the reader then
+// returns the channel's error.
+func (c *switchConn) channelFailed(error) {
+	c.wmu.Lock()
+	_ = c.flushLocked()
+	c.wmu.Unlock()
+	_ = c.nc.Close()
+}
+
+// activityReader tells the keepalive about every read that returned data.
 type activityReader struct{ c *switchConn }
 
 func (a activityReader) Read(p []byte) (int, error) {
 	n, err := a.c.nc.Read(p)
 	if n > 0 {
-		a.c.reads.Add(1)
+		a.c.ep.Read(a.c.clockNow(time.Now()))
 	}
 	return n, err
-}
-
-func (c *switchConn) nextXid() uint32 {
-	for {
-		if x := c.xid.Add(1); x != 0 {
-			return x
-		}
-	}
 }
 
 // Send (Transport) encodes m into the output buffer. Inside the reader's
@@ -109,8 +135,16 @@ func (c *switchConn) flushLocked() error {
 	if len(c.out) == 0 || c.werr != nil {
 		return c.werr
 	}
-	_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
+	now := time.Now()
+	// Moving the deadline costs a runtime timer update: do it only when
+	// less than 90 % of WriteTimeout is left, so a write blocked by a peer
+	// that does not read is abandoned after 0.9 to 1 WriteTimeout.
+	if wt := c.srv.cfg.WriteTimeout; c.writeDL.Sub(now) < wt-wt/10 {
+		c.writeDL = now.Add(wt)
+		_ = c.nc.SetWriteDeadline(c.writeDL)
+	}
 	_, err := c.nc.Write(c.out)
+	c.ep.Written(c.clockNow(now))
 	if cap(c.out) > maxRetainedOut {
 		c.out = make([]byte, 0, initialOutSize)
 	} else {
@@ -144,7 +178,9 @@ func (c *switchConn) endBatch() {
 
 // handshake feeds the Endpoint until the switch is connected, within
 // HandshakeTimeout. Each step runs as a batch, so that a proactive app's
-// rule push on connect leaves in as few writes as possible.
+// rule push on connect leaves in as few writes as possible. A peer that
+// cannot frame its first messages is not worth resynchronising with: any
+// framing error ends the handshake.
 func (c *switchConn) handshake() error {
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.HandshakeTimeout))
 	defer c.nc.SetReadDeadline(time.Time{})
@@ -152,9 +188,15 @@ func (c *switchConn) handshake() error {
 		return err
 	}
 	for !c.ep.Connected() {
-		frame, err := c.readFrame()
+		frame, err := c.fr.Next()
 		if err != nil {
-			return err
+			var tl *openflow.FrameTooLongError
+			if errors.As(err, &tl) {
+				c.metrics.ProtocolError()
+				c.ep.SendError(tl.Prefix, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen))
+				return fmt.Errorf("framing: message length %d", tl.Length)
+			}
+			return c.readFailed(err)
 		}
 		c.beginBatch()
 		err = c.ep.HandleFrame(frame)
@@ -163,7 +205,7 @@ func (c *switchConn) handshake() error {
 			return err
 		}
 	}
-	c.br = bufio.NewReaderSize(activityReader{c}, readBufferSize)
+	c.fr.Grow(readBufferSize)
 	c.wmu.Lock()
 	if cap(c.out) < initialOutSize {
 		c.out = append(make([]byte, 0, initialOutSize), c.out...)
@@ -172,57 +214,34 @@ func (c *switchConn) handshake() error {
 	return nil
 }
 
-// readFrame reads one whole message into a fresh slice (handshake only),
-// straight from the socket: it reads exactly the frame, so whatever the
-// switch sends after the handshake is left for the read buffer that serve
-// uses. Over-long and under-long frames are errors here: a peer that
-// cannot frame its first messages is not worth resynchronising with.
-func (c *switchConn) readFrame() ([]byte, error) {
-	var hdr [openflow.HeaderLen]byte
-	if err := readFull(c.nc, hdr[:]); err != nil {
-		return nil, err
-	}
-	n := int(binary.BigEndian.Uint16(hdr[2:4]))
-	if n < openflow.HeaderLen || n > c.srv.cfg.MaxMessageLen {
+// readFailed turns a frame reader error into the connection's end: a
+// broken header is answered (BAD_LEN) before hanging up; a read that
+// failed because our side closed the socket reports why it was closed.
+func (c *switchConn) readFailed(err error) error {
+	var fe *openflow.FramingError
+	switch {
+	case errors.As(err, &fe):
+		// The stream cannot be re-synchronised after this.
 		c.metrics.ProtocolError()
-		c.ep.SendError(hdr[:], openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen))
-		return nil, fmt.Errorf("framing: message length %d", n)
+		c.ep.SendError(fe.Header[:], openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen))
+		return fmt.Errorf("framing: message length %d < %d", binary.BigEndian.Uint16(fe.Header[2:4]), openflow.HeaderLen)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("switch closed the connection inside a message: %w", io.ErrUnexpectedEOF)
+	case errors.Is(err, io.EOF):
+		return io.EOF
 	}
-	frame := make([]byte, n)
-	copy(frame, hdr[:])
-	if err := readFull(c.nc, frame[openflow.HeaderLen:]); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = readErr(err, 1) // the header was read: the message is cut short
-		}
-		return nil, err
+	if werr := c.writeErr(); werr != nil {
+		return werr // the failed write closed the socket under the reader
 	}
-	return frame, nil
+	if cerr := c.ep.Err(); cerr != nil {
+		return cerr // the channel failed (dead peer) and closed the socket
+	}
+	return fmt.Errorf("read from switch: %w", err)
 }
 
-// readFull is io.ReadFull with readErr's errors.
-func readFull(r io.Reader, b []byte) error {
-	n, err := io.ReadFull(r, b)
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = io.EOF
-	}
-	if err != nil {
-		return readErr(err, n)
-	}
-	return nil
-}
-
-// frameBuffered reports whether a whole message is already in the read
-// buffer, i.e. whether handling it will not block.
-func (c *switchConn) frameBuffered() bool {
-	n := c.br.Buffered()
-	if n < openflow.HeaderLen {
-		return false
-	}
-	hdr, _ := c.br.Peek(openflow.HeaderLen)
-	return n >= int(binary.BigEndian.Uint16(hdr[2:4]))
-}
-
-// serve reads and handles messages until the connection ends.
+// serve reads and handles messages until the connection ends. The replies
+// to everything one read brought are written together, before the next
+// read that may block.
 func (c *switchConn) serve() error {
 	batching := false
 	defer func() {
@@ -231,90 +250,29 @@ func (c *switchConn) serve() error {
 		}
 	}()
 	for {
-		if batching && !c.frameBuffered() {
+		if batching && !c.fr.Buffered() {
 			c.endBatch() // flush before a read that may block
 			batching = false
 		}
-		hdr, err := c.br.Peek(openflow.HeaderLen)
-		if err != nil {
-			if werr := c.writeErr(); werr != nil {
-				return werr // the failed write closed the socket under the reader
-			}
-			return readErr(err, len(hdr))
-		}
+		frame, err := c.fr.Next()
 		if !batching {
 			c.beginBatch()
 			batching = true
 		}
-		n := int(binary.BigEndian.Uint16(hdr[2:4]))
-		if n < openflow.HeaderLen {
-			// The stream cannot be re-synchronised after this.
-			c.metrics.ProtocolError()
-			c.ep.SendError(hdr, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadLen))
-			return fmt.Errorf("framing: message length %d < %d", n, openflow.HeaderLen)
-		}
-		if n > c.srv.cfg.MaxMessageLen {
-			prefix, _ := c.br.Peek(min(n, 64))
-			prefix = append([]byte(nil), prefix...)
-			if _, err := c.br.Discard(n); err != nil {
-				return readErr(err, 1)
-			}
-			if err := c.ep.BadFrame(prefix, n); err != nil {
-				return err
-			}
-			continue
-		}
-		frame, err := c.br.Peek(n)
 		if err != nil {
-			return readErr(err, len(frame))
+			var tl *openflow.FrameTooLongError
+			if errors.As(err, &tl) {
+				if err := c.ep.BadFrame(tl.Prefix, tl.Length); err != nil {
+					return err
+				}
+				continue
+			}
+			return c.readFailed(err)
 		}
-		// The frame aliases the read buffer, valid until Discard: this is
-		// why App messages are borrowed.
-		err = c.ep.HandleFrame(frame)
-		_, _ = c.br.Discard(n)
-		if err != nil {
+		// The frame aliases the read buffer, valid until the next Next:
+		// this is why App messages are borrowed.
+		if err := c.ep.HandleFrame(frame); err != nil {
 			return err
 		}
-	}
-}
-
-// readErr distinguishes a clean close from a message cut short.
-func readErr(err error, got int) error {
-	if errors.Is(err, io.EOF) && got > 0 {
-		return fmt.Errorf("switch closed the connection inside a message: %w", io.ErrUnexpectedEOF)
-	}
-	if errors.Is(err, io.EOF) {
-		return io.EOF
-	}
-	return fmt.Errorf("read from switch: %w", err)
-}
-
-// keepalive sends an ECHO_REQUEST after EchoInterval of silence and closes
-// the connection after another EchoInterval without any message.
-func (c *switchConn) keepalive(done <-chan struct{}) {
-	interval := c.srv.cfg.EchoInterval
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	last, idle := c.reads.Load(), 0
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-		}
-		if now := c.reads.Load(); now != last {
-			last, idle = now, 0
-			continue
-		}
-		idle++
-		if idle == 1 {
-			if err := c.Send(&openflow.EchoRequest{Header: openflow.Header{Xid: c.nextXid() | 1<<31}}); err == nil {
-				c.metrics.MessageOut(openflow.TypeEchoRequest)
-			}
-			continue
-		}
-		c.log.Warn("switch silent: no answer to echo request; disconnecting", "silence", time.Duration(idle)*interval)
-		_ = c.nc.Close()
-		return
 	}
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	dto "github.com/prometheus/client_model/go"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -52,6 +53,15 @@ func TestServerHandshakeAndForwarding(t *testing.T) {
 	waitFor(t, "switch disconnected", func() bool { return core.Connected() == 0 })
 	if got := testutil.ToFloat64(metrics.messages[dirIn][openflow.TypePacketIn]); got != 2 {
 		t.Errorf("messages_total{in,PACKET_IN} = %v, want 2", got)
+	}
+	// The one FLOW_MOD was timed, from the read that brought its
+	// PACKET_IN to the write that carried it.
+	var hist dto.Metric
+	if err := metrics.handling.Write(&hist); err != nil {
+		t.Fatal(err)
+	}
+	if h := hist.GetHistogram(); h.GetSampleCount() != 1 || h.GetSampleSum() <= 0 || h.GetSampleSum() > 1 {
+		t.Errorf("handling histogram: %d samples, sum %v s; want one positive sample", h.GetSampleCount(), h.GetSampleSum())
 	}
 }
 
@@ -243,7 +253,12 @@ func TestServeStopsOnCancel(t *testing.T) {
 	}
 }
 
-func TestOffersVersion10(t *testing.T) {
+// TestServerHelloNegotiation: the TCP shell's Endpoint runs the one
+// openflow.Channel: a HELLO that offers 1.0 gets the FEATURES_REQUEST, an
+// incompatible or malformed one gets ERROR HELLO_FAILED and the
+// connection is closed (the switch side, openflow.Conn, does the same).
+func TestServerHelloNegotiation(t *testing.T) {
+	addr, _, _ := startServer(t, NewReactive(ReactiveConfig{}), ServerConfig{HandshakeTimeout: 5 * time.Second})
 	bitmap := func(v uint8, bits uint32) []byte {
 		b := header(v, openflow.TypeHello, 16, 1)
 		b = append(b, 0, 1, 0, 8, 0, 0, 0, 0)
@@ -253,19 +268,34 @@ func TestOffersVersion10(t *testing.T) {
 	tests := []struct {
 		name  string
 		hello []byte
-		want  bool
+		ok    bool
 	}{
 		{"1.0", header(1, openflow.TypeHello, 8, 1), true},
-		{"0x00", header(0, openflow.TypeHello, 8, 1), false},
 		{"1.3 without bitmap", header(4, openflow.TypeHello, 8, 1), true},
 		{"1.3 bitmap with 1.0", bitmap(4, 1<<1|1<<4), true},
+		{"0x00", header(0, openflow.TypeHello, 8, 1), false},
 		{"1.3 bitmap without 1.0", bitmap(4, 1<<4), false},
-		{"bad element length", append(header(4, openflow.TypeHello, 12, 1), 0, 1, 0, 200), true},
+		{"malformed element length", append(header(4, openflow.TypeHello, 12, 1), 0, 1, 0, 200), false},
 	}
 	for _, tt := range tests {
-		if got := offersVersion10(tt.hello); got != tt.want {
-			t.Errorf("%s: offersVersion10 = %v, want %v", tt.name, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			s := dialRaw(t, addr)
+			s.sendRaw(tt.hello)
+			if tt.ok {
+				s.expect(openflow.TypeFeaturesRequest)
+				return
+			}
+			got := s.expectClosed(3 * time.Second)
+			var e *openflow.ErrorMsg
+			for _, m := range got {
+				if em, ok := m.(*openflow.ErrorMsg); ok {
+					e = em
+				}
+			}
+			if e == nil || e.Type != openflow.ErrorTypeHelloFailed || e.Code != uint16(openflow.HelloFailedIncompatible) || len(e.Data) == 0 {
+				t.Fatalf("got %v before the close, want ERROR HELLO_FAILED/INCOMPATIBLE with an explanation", got)
+			}
+		})
 	}
 }
 

@@ -6,16 +6,18 @@
 //
 // Layers, each usable without the ones above it:
 //
-//   - Core and Session: App dispatch, echo replies, metrics, and the
-//     PACKET_IN → FLOW_MOD timing on a clock.Clock (wall or virtual).
-//     Anything that implements Switch can be connected.
+//   - Core and Session: App dispatch, metrics, and the PACKET_IN →
+//     FLOW_MOD timing on a clock.Clock (wall or virtual). Anything that
+//     implements Switch can be connected.
 //   - Endpoint: one switch connection at the level of whole encoded
-//     messages, without I/O: handshake (HELLO, FEATURES, SET_CONFIG),
-//     decoding, OpenFlow ERROR replies to bad input. It is the Switch the
-//     Core sees and sends through a Transport.
-//   - Server: the TCP shell. It frames each socket's byte stream for an
-//     Endpoint, is its Transport (replies are batched into one write per
-//     read), and runs the echo keepalive and the timeouts.
+//     messages, without I/O: its openflow.Channel runs the handshake
+//     (HELLO, FEATURES, SET_CONFIG) and the echo keepalive on the core's
+//     clock; the Endpoint decodes and answers bad input with OpenFlow
+//     ERRORs. It is the Switch the Core sees and sends through a Transport.
+//   - Server: the TCP shell. It frames each socket's byte stream with
+//     openflow.FrameReader for an Endpoint, is its Transport (replies are
+//     batched into one write per read), and enforces the connection caps
+//     and the handshake and write timeouts.
 //
 // The simulator drives the same Endpoint (or its own Switch) with frames
 // from an in-memory channel and a virtual clock, so the live controller and
@@ -52,6 +54,6 @@ type App interface {
 	// SwitchDisconnected is the last call for sw.
 	SwitchDisconnected(sw Switch)
 	// HandleMessage gets every message of the switch except the ones the
-	// core answers itself (ECHO_REQUEST, ECHO_REPLY, HELLO).
+	// connection's openflow.Channel takes (ECHO_REQUEST, ECHO_REPLY, HELLO).
 	HandleMessage(sw Switch, m openflow.Message)
 }

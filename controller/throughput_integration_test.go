@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ const childEnv = "PSEUDOCONG_TEST_CONTROLLER_CHILD"
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChildController())
+	}
+	if os.Getenv(nullChildEnv) != "" {
+		os.Exit(runNullController())
 	}
 	os.Exit(m.Run())
 }
@@ -45,7 +49,28 @@ func runChildController() int {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
-	core := controller.NewCore(controller.Config{App: controller.NewReactive(controller.ReactiveConfig{})})
+	// PSEUDOCONG_TEST_CONTROLLER_CPUPROFILE=FILE profiles the child (go
+	// tool pprof FILE): how the controller's path is profiled under load.
+	if path := os.Getenv("PSEUDOCONG_TEST_CONTROLLER_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child controller:", err)
+			return 1
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "child controller:", err)
+			return 1
+		}
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+	}
+	// With metrics, as `pseudocong controller` runs: the counters and the
+	// handling-time histogram are part of the cost measured.
+	metrics, err := controller.NewMetrics(nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child controller:", err)
+		return 1
+	}
+	core := controller.NewCore(controller.Config{App: controller.NewReactive(controller.ReactiveConfig{Metrics: metrics}), Metrics: metrics})
 	if err := controller.NewServer(controller.ServerConfig{Core: core}).Serve(ctx, ln); err != nil {
 		fmt.Fprintln(os.Stderr, "child controller:", err)
 		return 1
@@ -57,8 +82,15 @@ func runChildController() int {
 // returns its address.
 func startChildController(tb testing.TB) string {
 	tb.Helper()
+	return startChild(tb, childEnv)
+}
+
+// startChild starts the test binary as the child process that env selects
+// and returns the address it prints.
+func startChild(tb testing.TB, env string) string {
+	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Env = append(os.Environ(), env+"=1")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

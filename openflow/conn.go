@@ -28,6 +28,13 @@ var (
 // ConnConfig tunes a Conn. The zero value gives the defaults noted on each
 // field.
 type ConnConfig struct {
+	// Role is the side of the handshake this connection plays (see Role):
+	// RoleSwitch (the default) exchanges HELLOs only; RoleController also
+	// asks for the features and sends SET_CONFIG.
+	Role Role
+	// MissSendLen goes into RoleController's SET_CONFIG (default
+	// DefaultMissSendLen).
+	MissSendLen uint16
 	// EchoInterval is the silence after which an ECHO_REQUEST is sent.
 	// Default 5 s (Open vSwitch's inactivity probe); negative disables the
 	// keepalive.
@@ -146,10 +153,17 @@ type Conn struct {
 	fr    *frameReader
 	epoch time.Time
 
-	xid      atomic.Uint32
-	lastRecv atomic.Int64 // monotonic ns since epoch of the last read
+	xid atomic.Uint32
+	// ch is the handshake and keepalive state machine.
+	ch *Channel
+	// hsOut collects the channel's messages until the writer runs
+	// (running, under hsMu); the handshake writes them itself.
+	hsMu    sync.Mutex
+	hsOut   []byte
+	running bool
 	// readerBlocked is set while the reader waits for room in the inbox:
-	// the peer's silence is then ours, not a sign of death.
+	// the peer's silence is then ours, not a sign of death (the idle
+	// watchdog reads it; the channel is told by Hold).
 	readerBlocked atomic.Bool
 
 	// Write queue: messages are encoded straight into wbuf under wmu; the
@@ -185,7 +199,6 @@ type Conn struct {
 	err       error
 	wg        sync.WaitGroup
 
-	probe   keepaliveProbe
 	stats   connCounters
 	logRate LogLimiter
 }
@@ -203,10 +216,29 @@ func NewConn(nc net.Conn, cfg ConnConfig) *Conn {
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	c.probe.answered = make(chan struct{}, 1)
 	c.notEmpty.L = &c.wmu
 	c.notFull.L = &c.wmu
 	c.replyRoom.L = &c.wmu
+	c.ch = NewChannel(ChannelConfig{
+		Role: cfg.Role, Out: connSender{c},
+		// The handshake is bounded by socket deadlines (HandshakeTimeout
+		// and the context); the channel times the keepalive.
+		HandshakeTimeout: -1,
+		EchoInterval:     cfg.EchoInterval, EchoTimeout: cfg.EchoTimeout,
+		MissSendLen: cfg.MissSendLen, NextXid: c.NextXid,
+		OnFailed: func(err error) {
+			c.hsMu.Lock()
+			running := c.running
+			c.hsMu.Unlock()
+			if !running {
+				return // the handshake returns err itself, after telling the peer why
+			}
+			if errors.Is(err, ErrPeerDead) {
+				c.log.Warn("openflow: peer dead", "echo_interval", cfg.EchoInterval, "echo_timeout", cfg.EchoTimeout)
+			}
+			c.shutdown(err)
+		},
+	})
 	c.fr = newFrameReader(activityReader{r: nc, c: c}, cfg.MaxMessageLen)
 	return c
 }
@@ -276,6 +308,7 @@ func (c *Conn) shutdown(cause error) {
 		default:
 			c.log.Info("openflow connection closing", "err", cause)
 		}
+		c.ch.Stop()
 		dl := time.Now().Add(c.cfg.CloseTimeout)
 		c.closeDL.Store(dl.UnixNano())
 		close(c.closing)
@@ -310,12 +343,11 @@ func (c *Conn) start() bool {
 		return false
 	}
 	c.started = true
-	c.touch()
+	c.hsMu.Lock()
+	c.running = true
+	c.hsMu.Unlock()
+	c.ch.Activity()
 	n := 2
-	if c.cfg.EchoInterval > 0 {
-		n++
-		go c.keepaliveLoop()
-	}
 	if c.cfg.IdleTimeout > 0 {
 		n++
 		go c.idleLoop()
@@ -331,8 +363,12 @@ func (c *Conn) start() bool {
 	return true
 }
 
-// touch records that the peer showed a sign of life now.
-func (c *Conn) touch() { c.lastRecv.Store(int64(time.Since(c.epoch))) }
+// hold tells the channel's keepalive and the idle watchdog that the
+// reader stopped (or resumed) reading on our account.
+func (c *Conn) hold(held bool) {
+	c.readerBlocked.Store(held)
+	c.ch.Hold(held)
+}
 
 // activityReader notes the time of every successful read for the keepalive
 // (per read call, not per message, to keep the clock off the hot path).
@@ -344,7 +380,7 @@ type activityReader struct {
 func (a activityReader) Read(p []byte) (int, error) {
 	n, err := a.r.Read(p)
 	if n > 0 {
-		a.c.touch()
+		a.c.ch.Activity()
 	}
 	return n, err
 }
@@ -379,7 +415,6 @@ type connCounters struct {
 	msgsIn, bytesIn, msgsOut, bytesOut, batches atomic.Uint64
 	decodeErrors, controlDropped, queueFull     atomic.Uint64
 	replyPauses                                 atomic.Uint64
-	echoRTT                                     atomic.Int64
 }
 
 // Stats returns a snapshot of the counters.
@@ -391,7 +426,7 @@ func (c *Conn) Stats() ConnStats {
 		WriteBatches: s.batches.Load(), DecodeErrors: s.decodeErrors.Load(),
 		ControlDropped: s.controlDropped.Load(), QueueFull: s.queueFull.Load(),
 		ReplyBacklogPauses: s.replyPauses.Load(),
-		EchoRTT:            time.Duration(s.echoRTT.Load()),
+		EchoRTT:            c.ch.EchoRTT(),
 	}
 }
 

@@ -1,7 +1,6 @@
 package openflow
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,60 +37,164 @@ func (e *FrameTooLongError) Error() string {
 	return fmt.Sprintf("openflow: framing: message length %d exceeds limit %d", e.Length, e.Max)
 }
 
-// frameReader cuts an OpenFlow byte stream into whole messages, however the
-// stream was segmented: several messages per read and messages split
-// across reads are both normal.
+// FrameReader cuts an OpenFlow byte stream into whole messages, however
+// the stream was segmented: several messages per read and messages split
+// across reads are both normal. It is the one framing code: openflow.Conn
+// and the controller's TCP shell both read through one.
 //
-// Memory is bounded by construction: the length field is 16 bits, the
-// bufio buffer is fixed at 64 KiB, and nothing is allocated from a length
-// before the bytes have actually arrived.
-type frameReader struct {
-	br     *bufio.Reader
+// Next returns a view into the reader's buffer, valid until the next call
+// (zero-copy; copy what you keep). Buffered tells whether the next frame
+// is already in the buffer, so that a caller batching its writes knows
+// when a read may block. Memory is bounded by construction: the length
+// field is 16 bits, the buffer grows on demand from its initial size to at
+// most 64 KiB, and nothing is allocated from a length before the bytes of
+// the frame have arrived (a frame longer than maxLen is skipped as it
+// streams past, whatever its length).
+type FrameReader struct {
+	rd     io.Reader
 	maxLen int
-	// slab is the current arena. Frames are copied out of the bufio
-	// buffer into it so that decoded messages may keep sub-slices of them
-	// (payloads) after the bufio buffer is reused, at the price of one
-	// allocation per 64 KiB instead of one per message. off is the first
-	// free byte, last the size of the latest frame (for releaseLast).
+	buf    []byte
+	r, w   int // buf[r:w] is unread
+	skip   int // bytes of an over-long frame still to discard
+}
+
+// NewFrameReader reads frames from rd. maxLen bounds the frames returned
+// (0 or above MaxMessageLen: MaxMessageLen); initial is the starting
+// buffer size (at least HeaderLen; 0: 64 KiB).
+func NewFrameReader(rd io.Reader, maxLen, initial int) *FrameReader {
+	if maxLen <= 0 || maxLen > MaxMessageLen {
+		maxLen = MaxMessageLen
+	}
+	if initial <= 0 || initial > frameArenaSize {
+		initial = frameArenaSize
+	}
+	return &FrameReader{rd: rd, maxLen: maxLen, buf: make([]byte, max(initial, HeaderLen))}
+}
+
+// Next returns the next whole frame. Errors: io.EOF at a clean message
+// boundary, io.ErrUnexpectedEOF inside a message, *FramingError (fatal:
+// the stream cannot be resynchronised), *FrameTooLongError (the frame is
+// skipped; reading may continue), or the underlying read error.
+func (f *FrameReader) Next() ([]byte, error) {
+	for {
+		if f.skip > 0 {
+			n := min(f.skip, f.w-f.r)
+			f.r += n
+			f.skip -= n
+			if f.skip > 0 {
+				if err := f.fill(f.skip); err != nil {
+					return nil, eofInside(err, 1)
+				}
+				continue
+			}
+		}
+		avail := f.w - f.r
+		need := HeaderLen
+		if avail >= HeaderLen {
+			hdr := f.buf[f.r : f.r+HeaderLen]
+			n := int(binary.BigEndian.Uint16(hdr[2:4]))
+			switch {
+			case n < HeaderLen:
+				fe := &FramingError{}
+				copy(fe.Header[:], hdr)
+				return nil, fe
+			case n > f.maxLen:
+				if p := min(n, 64); avail >= p {
+					e := &FrameTooLongError{Length: n, Max: f.maxLen, Prefix: append([]byte(nil), f.buf[f.r:f.r+p]...)}
+					f.skip = n
+					return nil, e
+				}
+				need = min(n, 64)
+			case avail >= n:
+				frame := f.buf[f.r : f.r+n : f.r+n]
+				f.r += n
+				return frame, nil
+			default:
+				need = n
+			}
+		}
+		if err := f.fill(need); err != nil {
+			return nil, eofInside(err, avail)
+		}
+	}
+}
+
+// Buffered reports whether a whole frame is already buffered, i.e. whether
+// Next will return without reading.
+func (f *FrameReader) Buffered() bool {
+	if f.skip > 0 || f.w-f.r < HeaderLen {
+		return false
+	}
+	n := int(binary.BigEndian.Uint16(f.buf[f.r+2 : f.r+4]))
+	return n < HeaderLen || f.w-f.r >= min(n, 64) && n > f.maxLen || f.w-f.r >= n
+}
+
+// Grow makes the buffer at least n bytes (at most 64 KiB), so that a
+// reader past a cheap phase (a handshake) reads in large batches.
+func (f *FrameReader) Grow(n int) {
+	n = min(n, frameArenaSize)
+	if len(f.buf) < n {
+		nb := make([]byte, n)
+		f.w = copy(nb, f.buf[f.r:f.w])
+		f.r = 0
+		f.buf = nb
+	}
+}
+
+// fill reads once, making room for a frame of need bytes (counted from
+// the first unread byte; a skip needs only some room).
+func (f *FrameReader) fill(need int) error {
+	if f.r == f.w {
+		f.r, f.w = 0, 0
+	}
+	if need > len(f.buf)-f.r {
+		if f.skip > 0 || need <= len(f.buf) {
+			f.w = copy(f.buf, f.buf[f.r:f.w])
+			f.r = 0
+		} else {
+			f.Grow(max(need, 2*len(f.buf)))
+		}
+	}
+	if f.w == len(f.buf) { // a skip with a full buffer: all of it is skippable
+		f.r, f.w = 0, 0
+	}
+	for {
+		n, err := f.rd.Read(f.buf[f.w:])
+		f.w += n
+		if n > 0 {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// frameReader is Conn's framing: a FrameReader whose frames are copied
+// into an arena, so that decoded messages may keep sub-slices of them
+// (payloads) after the read buffer is reused, at the price of one
+// allocation per 64 KiB instead of one per message.
+type frameReader struct {
+	fr *FrameReader
+	// slab is the current arena; off is its first free byte, last the
+	// size of the latest frame (for releaseLast).
 	slab      []byte
 	off, last int
 }
 
 func newFrameReader(r io.Reader, maxLen int) *frameReader {
-	if maxLen <= 0 || maxLen > MaxMessageLen {
-		maxLen = MaxMessageLen
-	}
-	return &frameReader{br: bufio.NewReaderSize(r, frameArenaSize), maxLen: maxLen}
+	return &frameReader{fr: NewFrameReader(r, maxLen, frameArenaSize)}
 }
 
-// next returns the next whole frame. The returned slice is not
-// overwritten by later calls unless it is handed back with releaseLast. Errors: io.EOF at a clean message boundary,
-// io.ErrUnexpectedEOF inside a message, *FramingError (fatal),
-// *FrameTooLongError (the frame was skipped; reading may continue), or the
-// underlying read error.
+// next returns the next whole frame, which later calls do not overwrite
+// unless it is handed back with releaseLast. Errors as FrameReader.Next.
 func (f *frameReader) next() ([]byte, error) {
-	hdr, err := f.br.Peek(HeaderLen)
+	b, err := f.fr.Next()
 	if err != nil {
-		return nil, eofInside(err, len(hdr))
+		return nil, err
 	}
-	n := int(binary.BigEndian.Uint16(hdr[2:4]))
-	if n < HeaderLen {
-		fe := &FramingError{}
-		copy(fe.Header[:], hdr)
-		return nil, fe
-	}
-	b, err := f.br.Peek(n)
-	if err != nil {
-		return nil, eofInside(err, len(b))
-	}
-	if n > f.maxLen {
-		e := &FrameTooLongError{Length: n, Max: f.maxLen, Prefix: append([]byte(nil), b[:min(n, 64)]...)}
-		_, _ = f.br.Discard(n) // cannot fail: the bytes are buffered
-		return nil, e
-	}
-	frame := f.alloc(n)
+	frame := f.alloc(len(b))
 	copy(frame, b)
-	_, _ = f.br.Discard(n)
 	return frame, nil
 }
 

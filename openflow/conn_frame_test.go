@@ -139,3 +139,71 @@ func FuzzFrameReader(f *testing.F) {
 		}
 	})
 }
+
+// TestFrameReaderSmallBufferAndBuffered: the exported reader starting from
+// a tiny buffer grows as frames need, skips an over-long frame that is
+// larger than its buffer, and Buffered says exactly when Next will not
+// read.
+func TestFrameReaderSmallBufferAndBuffered(t *testing.T) {
+	var stream []byte
+	var want [][]byte
+	for i := range 30 {
+		m := rawMsg(TypeEchoRequest, uint32(i+1), bytes.Repeat([]byte{byte(i)}, i*101))
+		if i == 10 {
+			// Over the limit below, and longer than the initial buffer.
+			stream = append(stream, rawMsg(TypeVendor, 1000, make([]byte, 5000))...)
+		}
+		want = append(want, m)
+		stream = append(stream, m...)
+	}
+	for name, mk := range map[string]func() io.Reader{
+		"one write":    func() io.Reader { return bytes.NewReader(stream) },
+		"byte by byte": func() io.Reader { return iotest.OneByteReader(bytes.NewReader(stream)) },
+		"half":         func() io.Reader { return iotest.HalfReader(bytes.NewReader(stream)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cr := &countingReader{r: mk()}
+			fr := NewFrameReader(cr, 4000, 16)
+			var got [][]byte
+			skipped := 0
+			for {
+				before := cr.reads
+				buffered := fr.Buffered()
+				f, err := fr.Next()
+				if buffered && cr.reads != before {
+					t.Fatalf("Buffered said true but Next read")
+				}
+				var tl *FrameTooLongError
+				if errors.As(err, &tl) {
+					skipped++
+					continue
+				}
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("frame %d: %v", len(got), err)
+				}
+				got = append(got, append([]byte(nil), f...))
+			}
+			if skipped != 1 || len(got) != len(want) {
+				t.Fatalf("got %d frames, %d skipped; want %d and 1", len(got), skipped, len(want))
+			}
+			for i := range want {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Fatalf("frame %d differs", i)
+				}
+			}
+		})
+	}
+}
+
+type countingReader struct {
+	r     io.Reader
+	reads int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}

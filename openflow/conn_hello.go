@@ -2,7 +2,6 @@ package openflow
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -21,15 +20,15 @@ func (e *HelloFailedError) Error() string {
 	return fmt.Sprintf("openflow: hello failed (peer version 0x%02x): %s", e.PeerVersion, e.Reason)
 }
 
-// helloElemVersionBitmap is OFPHET_VERSIONBITMAP (OpenFlow 1.3.1+).
-const helloElemVersionBitmap = 1
-
-// Handshake sends our HELLO, reads the peer's and negotiates OpenFlow 1.0,
-// then starts the connection's goroutines. It is bounded by ctx and by
-// HandshakeTimeout. A peer that offers no 1.0 (by its header version or,
-// for OpenFlow 1.3+ peers, its version bitmap) gets
-// ERROR HELLO_FAILED/INCOMPATIBLE with an explanation, and the connection
-// is closed. On any failure the connection is closed and Err says why.
+// Handshake runs the connection's Channel (see ConnConfig.Role): it sends
+// our HELLO, reads the peer's and negotiates OpenFlow 1.0 (for
+// RoleController also FEATURES_REQUEST/REPLY and SET_CONFIG; Features then
+// holds the reply), then starts the connection's goroutines. It is bounded
+// by ctx and by HandshakeTimeout. A peer that offers no 1.0 (by its header
+// version or, for OpenFlow 1.3+ peers, its version bitmap) or sends a
+// malformed HELLO gets ERROR HELLO_FAILED/INCOMPATIBLE with an
+// explanation, and the connection is closed. On any failure the
+// connection is closed and Err says why.
 func (c *Conn) Handshake(ctx context.Context) error {
 	if !c.handshaking.CompareAndSwap(false, true) {
 		return errors.New("openflow: Handshake called twice")
@@ -55,30 +54,59 @@ func (c *Conn) handshake(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 
+	if err := c.ch.Start(); err != nil {
+		return err
+	}
 	// Write our HELLO concurrently with reading theirs: on a synchronous
 	// transport (net.Pipe) both sides writing first would deadlock.
-	hello := appendHeader(make([]byte, 0, HeaderLen), TypeHello, HeaderLen, c.NextXid())
+	hello := c.takeHandshakeOut()
 	wrote := make(chan error, 1)
 	go func() {
 		_, err := c.nc.Write(hello)
 		wrote <- err
 	}()
-
-	frame, rerr := c.fr.next()
-	if rerr != nil {
-		rerr = fmt.Errorf("openflow: handshake: read peer hello: %w", ctxErr(ctx, rerr))
-		_ = c.nc.SetDeadline(time.Unix(1, 0)) // release the writer
-		<-wrote
-		return rerr
+	helloWritten := false
+	waitHello := func() error {
+		if helloWritten {
+			return nil
+		}
+		helloWritten = true
+		if werr := <-wrote; werr != nil {
+			return fmt.Errorf("openflow: handshake: send hello: %w", ctxErr(ctx, werr))
+		}
+		return nil
 	}
-	if werr := <-wrote; werr != nil {
-		return fmt.Errorf("openflow: handshake: send hello: %w", ctxErr(ctx, werr))
+	for !c.ch.Established() {
+		frame, rerr := c.fr.next()
+		if rerr != nil {
+			rerr = fmt.Errorf("openflow: handshake: read from peer: %w", ctxErr(ctx, rerr))
+			_ = c.nc.SetDeadline(time.Unix(1, 0)) // release the writer
+			_ = waitHello()
+			return rerr
+		}
+		c.stats.msgsIn.Add(1)
+		c.stats.bytesIn.Add(uint64(len(frame)))
+		_, herr := c.ch.Receive(frame) // nothing is delivered before it is established
+		c.fr.releaseLast()
+		if werr := waitHello(); werr != nil {
+			return werr
+		}
+		// The channel's answers (FEATURES_REQUEST, SET_CONFIG, ECHO_REPLY,
+		// or the ERROR that explains a failure, best effort).
+		if out := c.takeHandshakeOut(); len(out) > 0 {
+			if herr != nil {
+				_ = c.nc.SetWriteDeadline(time.Now().Add(c.cfg.CloseTimeout))
+			}
+			if _, werr := c.nc.Write(out); werr != nil && herr == nil {
+				herr = fmt.Errorf("openflow: handshake: write: %w", ctxErr(ctx, werr))
+			}
+		}
+		if herr != nil {
+			return herr
+		}
 	}
-	c.stats.msgsIn.Add(1)
-	c.stats.bytesIn.Add(uint64(len(frame)))
-
-	if err := c.checkPeerHello(frame); err != nil {
-		return err
+	if werr := waitHello(); werr != nil {
+		return werr
 	}
 	if !stop() && ctx.Err() != nil {
 		return fmt.Errorf("openflow: handshake: %w", ctx.Err())
@@ -87,100 +115,48 @@ func (c *Conn) handshake(ctx context.Context) error {
 	return nil
 }
 
-// checkPeerHello negotiates on the peer's first message; on failure it
-// tells the peer why (best effort) before the caller closes.
-func (c *Conn) checkPeerHello(frame []byte) error {
-	h, _ := DecodeHeader(frame) // the frame reader checked the length
-	if h.Type == TypeError && h.Version == Version {
-		// The peer refused us first (typically HELLO_FAILED).
-		var e ErrorMsg
-		if err := e.DecodeFromBytes(frame); err == nil {
-			return &HelloFailedError{PeerVersion: h.Version, Reason: fmt.Sprintf("peer sent ERROR %v %s: %q",
-				e.Type, CodeString(e.Type, e.Code), printable(e.Data))}
+// takeHandshakeOut returns and clears what the channel sent while the
+// writer was not running yet.
+func (c *Conn) takeHandshakeOut() []byte {
+	c.hsMu.Lock()
+	defer c.hsMu.Unlock()
+	b := c.hsOut
+	c.hsOut = nil
+	return b
+}
+
+// connSender is the Conn's Sender for its Channel: during the handshake
+// the messages are collected for the handshake's own writes; after it they
+// go through the write queue, answers (ECHO_REPLY, ERROR) as answers and
+// the keepalive probe as a control message (dropped and counted when the
+// queue is full).
+type connSender struct{ c *Conn }
+
+func (s connSender) Send(m Message) error {
+	c := s.c
+	c.hsMu.Lock()
+	if !c.running {
+		defer c.hsMu.Unlock()
+		b, err := m.AppendBinary(c.hsOut)
+		if err != nil {
+			return err
 		}
-	}
-	var reason string
-	if h.Type != TypeHello {
-		reason = fmt.Sprintf("expected HELLO, got message type %d", uint8(h.Type))
-	} else if ok, why := negotiateVersion(frame); !ok {
-		reason = why
-	} else {
+		c.hsOut = b
 		return nil
 	}
-	e := &ErrorMsg{
-		Header: Header{Xid: h.Xid},
-		Type:   ErrorTypeHelloFailed,
-		Code:   uint16(HelloFailedIncompatible),
-		Data:   []byte("We support version 0x01 (OpenFlow 1.0) only; " + reason),
+	c.hsMu.Unlock()
+	switch m.MsgType() {
+	case TypeEchoReply, TypeError:
+		c.sendAnswer(m)
+	default:
+		c.sendControl(m)
 	}
-	if b, err := e.AppendBinary(nil); err == nil {
-		_ = c.nc.SetWriteDeadline(time.Now().Add(c.cfg.CloseTimeout))
-		_, _ = c.nc.Write(b)
-	}
-	return &HelloFailedError{PeerVersion: h.Version, Reason: reason}
+	return nil
 }
 
-// negotiateVersion decides whether the peer whose HELLO is frame speaks
-// OpenFlow 1.0. OpenFlow 1.0 negotiation takes the smaller of the two
-// header versions, so any peer version >= 1 agrees on 1.0 unless the peer
-// sent a version bitmap (OpenFlow 1.3.1+), which then rules: bit 1 must be
-// set. A malformed element list is ignored, as Open vSwitch does.
-func negotiateVersion(frame []byte) (ok bool, reason string) {
-	v := frame[0]
-	if v == 0 {
-		return false, "peer offers only version 0x00"
-	}
-	bitmap, found := helloVersionBitmap(frame[HeaderLen:])
-	if !found {
-		return true, ""
-	}
-	if len(bitmap) > 0 && bitmap[0]&(1<<Version) != 0 {
-		return true, ""
-	}
-	return false, fmt.Sprintf("peer's version bitmap %s excludes 0x01", formatBitmap(bitmap))
-}
-
-// helloVersionBitmap extracts the OFPHET_VERSIONBITMAP element from the
-// hello elements in body.
-func helloVersionBitmap(body []byte) ([]uint32, bool) {
-	for len(body) >= 4 {
-		typ := binary.BigEndian.Uint16(body[0:2])
-		n := int(binary.BigEndian.Uint16(body[2:4]))
-		if n < 4 || n > len(body) {
-			return nil, false
-		}
-		if typ == helloElemVersionBitmap {
-			words := (n - 4) / 4
-			bm := make([]uint32, words)
-			for i := range bm {
-				bm[i] = binary.BigEndian.Uint32(body[4+4*i:])
-			}
-			return bm, true
-		}
-		// Elements are padded to a multiple of 8 bytes.
-		n = (n + 7) &^ 7
-		if n > len(body) {
-			return nil, false
-		}
-		body = body[n:]
-	}
-	return nil, false
-}
-
-func formatBitmap(bm []uint32) string {
-	s := "{"
-	for i, w := range bm {
-		for bit := 0; bit < 32; bit++ {
-			if w&(1<<bit) != 0 {
-				if len(s) > 1 {
-					s += ","
-				}
-				s += fmt.Sprintf("0x%02x", 32*i+bit)
-			}
-		}
-	}
-	return s + "}"
-}
+// Features is the switch's FEATURES_REPLY, for a Conn of RoleController
+// after Handshake (zero otherwise).
+func (c *Conn) Features() *FeaturesReply { return c.ch.Features() }
 
 // printable keeps an error's ASCII explanation short and safe for logs.
 func printable(b []byte) string {

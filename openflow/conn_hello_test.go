@@ -2,8 +2,15 @@ package openflow
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
 )
+
+// fixLen sets a hand-built message's length field to its length.
+func fixLen(b []byte) []byte {
+	binary.BigEndian.PutUint16(b[2:4], uint16(len(b)))
+	return b
+}
 
 // helloWith builds a HELLO of the given header version carrying a version
 // bitmap element with the given versions (none: no element at all).
@@ -52,16 +59,26 @@ func TestNegotiateVersion(t *testing.T) {
 		{"1.5 bitmap 1.3..1.5", helloWith(6, 4, 5, 6), false},
 		{"bitmap with second word only", helloWith(4, 33), false},
 		{"bitmap after an unknown element", unknownElem, false},
-		{"malformed element ignored", malformed, true},
+		// One behaviour for both roles: a malformed HELLO is refused
+		// (HELLO_FAILED), not guessed at.
+		{"malformed element refused", malformed, false},
+		{"element longer than the message", append(helloWith(4), 0, 1, 0, 200), false},
+		{"stray bytes after the elements", append(helloWith(4, 1), 0, 1), false},
+		{"bitmap of odd length", func() []byte { b := rawMsg(TypeHello, 1, []byte{0, 1, 0, 6, 0, 0, 0, 0}); b[0] = 4; return b }(), false},
+		{"last element without padding", func() []byte { b := rawMsg(TypeHello, 1, []byte{0, 1, 0, 8, 0, 0, 0, 2}); b[0] = 4; return b }(), true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, why := negotiateVersion(tc.hello)
-			if ok != tc.ok {
-				t.Fatalf("negotiateVersion = %v (%s), want %v", ok, why, tc.ok)
+			v, err := NegotiateHello(fixLen(tc.hello))
+			if ok := err == nil; ok != tc.ok {
+				t.Fatalf("NegotiateHello = %d, %v; want ok %v", v, err, tc.ok)
 			}
-			if !ok && why == "" {
-				t.Fatalf("refusal without a reason")
+			var hf *HelloFailedError
+			if err != nil && (!errors.As(err, &hf) || hf.Reason == "") {
+				t.Fatalf("refusal %v is not a *HelloFailedError with a reason", err)
+			}
+			if err == nil && v != Version {
+				t.Fatalf("negotiated version %d", v)
 			}
 		})
 	}

@@ -38,6 +38,15 @@ func (c *Conn) readLoop() {
 		}
 		c.stats.msgsIn.Add(1)
 		c.stats.bytesIn.Add(uint64(len(frame)))
+		// The channel consumes ECHO traffic and repeated HELLOs.
+		deliver, err := c.ch.Receive(frame)
+		if err != nil {
+			return // OnFailed shut the connection down
+		}
+		if !deliver {
+			c.fr.releaseLast()
+			continue
+		}
 		m, err := Unmarshal(frame)
 		if err != nil {
 			c.rejectFrame(frame, err) // copies what it keeps
@@ -55,11 +64,8 @@ func (c *Conn) readLoop() {
 // stays unread. It reports false once the connection is closing.
 func (c *Conn) pauseForReplies() bool {
 	c.stats.replyPauses.Add(1)
-	c.readerBlocked.Store(true)
-	defer func() {
-		c.readerBlocked.Store(false)
-		c.touch()
-	}()
+	c.hold(true)
+	defer c.hold(false)
 	return c.waitReplyRoom(context.Background()) == nil
 }
 
@@ -116,24 +122,11 @@ func (c *Conn) rejectFrame(frame []byte, err error) {
 // route consumes what the connection handles itself and queues the rest
 // for the application. It reports false once the connection is closing.
 func (c *Conn) route(m Message, frame []byte) bool {
-	switch m.MsgType() {
-	case TypeEchoRequest:
-		// Answer on the reader goroutine: the reply must not wait for the
-		// application, or a busy application would look dead.
-		req := m.(*EchoRequest)
-		c.sendAnswer(&EchoReply{Header: Header{Xid: req.Xid}, Data: req.Data}) // copies Data
-		c.fr.releaseLast()
-		return true
-	case TypeHello:
-		// A second HELLO is harmless; Open vSwitch ignores it too.
-		c.fr.releaseLast()
-		return true
-	}
 	if c.npending.Load() > 0 && isReplyType(m.MsgType()) && c.completeRequest(m, frame) {
 		return true
 	}
 	if m.MsgType() == TypeEchoReply {
-		c.keepaliveReply(m.GetXid())
+		// Neither the keepalive's nor a Request's: nobody wants it.
 		c.fr.releaseLast()
 		return true
 	}
@@ -144,11 +137,8 @@ func (c *Conn) route(m Message, frame []byte) bool {
 	}
 	// The application is behind: wait for it (TCP then pushes back on the
 	// peer) without letting the keepalive mistake that for a dead peer.
-	c.readerBlocked.Store(true)
-	defer func() {
-		c.readerBlocked.Store(false)
-		c.touch()
-	}()
+	c.hold(true)
+	defer c.hold(false)
 	select {
 	case c.inbox <- m:
 		return true

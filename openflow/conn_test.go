@@ -27,6 +27,9 @@ func TestHandshakeVersions(t *testing.T) {
 		{"1.3 bitmap without 1.0", helloWith(4, 4), false},
 		{"version 0 peer", helloWith(0), false},
 		{"first message not a HELLO", rawMsg(TypeFeaturesRequest, 5, nil), false},
+		// Malformed: an element longer than the message. One behaviour in
+		// both roles (the controller's: TestServerHelloNegotiation).
+		{"malformed hello element", func() []byte { b := rawMsg(TypeHello, 1, []byte{0, 1, 0, 200}); b[0] = 4; return b }(), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -824,5 +827,47 @@ func TestGarbageFloodBoundedMemory(t *testing.T) {
 	c.Close()
 	if got := <-errorsSeen; got != n {
 		t.Fatalf("%d ERRORs for %d bad frames", got, n)
+	}
+}
+
+// TestConnControllerRole: a Conn of RoleController against a Conn of the
+// default switch role over a pipe: the controller's Handshake returns once
+// the FEATURES_REPLY came and SET_CONFIG went out, with the features; the
+// switch's application saw FEATURES_REQUEST and SET_CONFIG, no echo.
+func TestConnControllerRole(t *testing.T) {
+	a, b := net.Pipe()
+	cfg := quietConfig()
+	cfg.Role, cfg.MissSendLen = RoleController, 0x1234
+	ctl, sw := NewConn(a, cfg), NewConn(b, quietConfig())
+	defer ctl.Close()
+	defer sw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ctlErr := make(chan error, 1)
+	go func() { ctlErr <- ctl.Handshake(ctx) }()
+	if err := sw.Handshake(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sw.ReadMessage()
+	if err != nil || m.MsgType() != TypeFeaturesRequest {
+		t.Fatalf("switch read %v, %v; want FEATURES_REQUEST", m, err)
+	}
+	if err := sw.Send(&FeaturesReply{Header: Header{Xid: m.GetXid()}, DatapathID: 0xfeed, NBuffers: 1, NTables: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ctlErr; err != nil {
+		t.Fatalf("controller handshake: %v", err)
+	}
+	if f := ctl.Features(); f.DatapathID != 0xfeed {
+		t.Fatalf("features %+v", f)
+	}
+	m, err = sw.ReadMessage()
+	if sc, ok := m.(*SetConfig); err != nil || !ok || sc.MissSendLen != 0x1234 {
+		t.Fatalf("switch read %v, %v; want SET_CONFIG with miss_send_len 0x1234", m, err)
+	}
+	// Both directions work: an echo from the controller is answered by the
+	// switch's channel, not its application.
+	if _, err := ctl.Echo(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

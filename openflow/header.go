@@ -1,7 +1,10 @@
 // Package openflow implements the OpenFlow 1.0.0 wire protocol (version 0x01):
 // every message type, ofp_match, every action, ofp_phy_port, error types and
-// codes, and a connection type (hello/version negotiation, echo keepalive,
-// xid allocation, request/reply correlation, barrier).
+// codes, the control channel's one sans-I/O state machine (Channel: HELLO
+// and version negotiation, FEATURES and SET_CONFIG for the controller role,
+// echo keepalive, on a clock.Clock), the one frame splitter (FrameReader),
+// and a connection type that drives them over a socket (Conn: xid
+// allocation, request/reply correlation, barrier, batched writes).
 //
 // Messages follow gopacket's layers shape: a struct per message that decodes
 // from bytes into itself (DecodeFromBytes) and appends its encoding to a
@@ -9,7 +12,7 @@
 // against the bytes actually present and return typed errors; they never
 // panic and never allocate more than the input could justify.
 //
-// This package imports nothing else of the project.
+// Of the project it imports only internal/clock.
 package openflow
 
 import (

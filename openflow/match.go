@@ -1,6 +1,9 @@
 package openflow
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Wildcard bits of ofp_match.wildcards (ofp_flow_wildcards). A set bit
 // means "don't care". NW_SRC and NW_DST are 6-bit counts of low address bits
@@ -78,19 +81,29 @@ func (m *Match) DecodeFromBytes(b []byte) error {
 
 // AppendBinary appends the 40-byte ofp_match encoding (zero padding).
 func (m *Match) AppendBinary(b []byte) []byte {
-	b = binary.BigEndian.AppendUint32(b, m.Wildcards)
-	b = binary.BigEndian.AppendUint16(b, m.InPort)
-	b = append(b, m.DlSrc[:]...)
-	b = append(b, m.DlDst[:]...)
-	b = binary.BigEndian.AppendUint16(b, m.DlVlan)
-	b = append(b, m.DlVlanPcp, 0)
-	b = binary.BigEndian.AppendUint16(b, m.DlType)
-	b = append(b, m.NwTos, m.NwProto, 0, 0)
-	b = binary.BigEndian.AppendUint32(b, m.NwSrc)
-	b = binary.BigEndian.AppendUint32(b, m.NwDst)
-	b = binary.BigEndian.AppendUint16(b, m.TpSrc)
-	b = binary.BigEndian.AppendUint16(b, m.TpDst)
+	b = slices.Grow(b, MatchLen)
+	n := len(b)
+	b = b[:n+MatchLen]
+	m.put(b[n:])
 	return b
+}
+
+// put writes the match into p[:MatchLen] at fixed offsets (one bounds
+// check, no per-field append): the FLOW_MOD of every PACKET_IN has one.
+func (m *Match) put(p []byte) {
+	_ = p[MatchLen-1]
+	binary.BigEndian.PutUint32(p[0:], m.Wildcards)
+	binary.BigEndian.PutUint16(p[4:], m.InPort)
+	copy(p[6:12], m.DlSrc[:])
+	copy(p[12:18], m.DlDst[:])
+	binary.BigEndian.PutUint16(p[18:], m.DlVlan)
+	p[20], p[21] = m.DlVlanPcp, 0
+	binary.BigEndian.PutUint16(p[22:], m.DlType)
+	p[24], p[25], p[26], p[27] = m.NwTos, m.NwProto, 0, 0
+	binary.BigEndian.PutUint32(p[28:], m.NwSrc)
+	binary.BigEndian.PutUint32(p[32:], m.NwDst)
+	binary.BigEndian.PutUint16(p[36:], m.TpSrc)
+	binary.BigEndian.PutUint16(p[38:], m.TpDst)
 }
 
 // NwSrcPrefixLen is the number of leading nw_src bits that must match

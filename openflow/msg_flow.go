@@ -27,15 +27,21 @@ func (m *FlowMod) AppendBinary(b []byte) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
-	b = m.Match.AppendBinary(b)
-	b = binary.BigEndian.AppendUint64(b, m.Cookie)
-	b = binary.BigEndian.AppendUint16(b, m.Command)
-	b = binary.BigEndian.AppendUint16(b, m.IdleTimeout)
-	b = binary.BigEndian.AppendUint16(b, m.HardTimeout)
-	b = binary.BigEndian.AppendUint16(b, m.Priority)
-	b = binary.BigEndian.AppendUint32(b, m.BufferID)
-	b = binary.BigEndian.AppendUint16(b, m.OutPort)
-	b = binary.BigEndian.AppendUint16(b, m.Flags)
+	// The fixed part at fixed offsets (beginMsg reserved the room).
+	n := len(b)
+	b = b[:n+flowModLen-HeaderLen]
+	p := b[n:]
+	m.Match.put(p)
+	p = p[MatchLen:]
+	_ = p[23]
+	binary.BigEndian.PutUint64(p[0:], m.Cookie)
+	binary.BigEndian.PutUint16(p[8:], m.Command)
+	binary.BigEndian.PutUint16(p[10:], m.IdleTimeout)
+	binary.BigEndian.PutUint16(p[12:], m.HardTimeout)
+	binary.BigEndian.PutUint16(p[14:], m.Priority)
+	binary.BigEndian.PutUint32(p[16:], m.BufferID)
+	binary.BigEndian.PutUint16(p[20:], m.OutPort)
+	binary.BigEndian.PutUint16(p[22:], m.Flags)
 	return AppendActions(b, m.Actions), nil
 }
 

@@ -16,8 +16,9 @@ func (s *Switch) HandleMessage(ch Channel, m openflow.Message) {
 		return openflow.Header{Version: openflow.Version, Type: t, Xid: m.GetXid()}
 	}
 	switch m := m.(type) {
-	case *openflow.Hello, *openflow.EchoReply:
-		// Handled by the connection; nothing to do.
+	case *openflow.Hello, *openflow.EchoRequest, *openflow.EchoReply:
+		// The connection's openflow.Channel answers and times these (the
+		// handshake and the keepalive are written once, there).
 	case *openflow.ErrorMsg:
 		// Counted always, logged at most once a second: a peer can send
 		// ERRORs as fast as it likes.
@@ -25,8 +26,6 @@ func (s *Switch) HandleMessage(ch Channel, m openflow.Message) {
 		if ok, suppressed := s.peerErrLog.Allow(); ok {
 			s.log.Info("error from peer", "role", ch.Role(), "err", m.Error(), "suppressed", suppressed)
 		}
-	case *openflow.EchoRequest:
-		s.sendLocked(ch, &openflow.EchoReply{Header: hdr(openflow.TypeEchoReply), Data: m.Data})
 	case *openflow.Vendor:
 		s.sendErrorLocked(ch, m, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadVendor))
 	case *openflow.FeaturesRequest:

@@ -31,6 +31,10 @@ type emuSwitch struct {
 	cfg  *Config
 	nc   net.Conn
 
+	// ch is the switch's side of the control channel (HELLO, echo
+	// answers); its messages go into ctl.
+	ch         *openflow.Channel
+	chErr      error
 	buf        []byte // read buffer; buf[r:w] is unread
 	r, w       int
 	ctl        []byte // control replies (echo, barrier, ...) of the current batch
@@ -56,14 +60,30 @@ func dial(ctx context.Context, cfg *Config, idx int) (*emuSwitch, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	return &emuSwitch{
+	s := &emuSwitch{
 		idx:       idx,
 		dpid:      cfg.FirstDPID + uint64(idx),
 		cfg:       cfg,
 		nc:        nc,
 		buf:       make([]byte, readBufSize),
 		templates: flowTemplates(idx, cfg.MACs, cfg.Ports, templateCount),
-	}, nil
+	}
+	// No keepalive of our own (cbench has none); the setup deadline bounds
+	// the handshake.
+	s.ch = openflow.NewChannel(openflow.ChannelConfig{Role: openflow.RoleSwitch, Out: ctlSender{s},
+		HandshakeTimeout: -1, EchoInterval: -1})
+	return s, nil
+}
+
+// ctlSender queues the channel's messages with the batch's control replies.
+type ctlSender struct{ s *emuSwitch }
+
+func (c ctlSender) Send(m openflow.Message) error {
+	b, err := m.AppendBinary(c.s.ctl)
+	if err == nil {
+		c.s.ctl = b
+	}
+	return err
 }
 
 // readBatch reads once (blocking) and calls handle for every whole message
@@ -86,8 +106,16 @@ func (s *emuSwitch) readBatch(handle func(msg []byte)) error {
 		if s.w-s.r < l {
 			break
 		}
-		handle(s.buf[s.r : s.r+l])
+		msg := s.buf[s.r : s.r+l]
 		s.r += l
+		// The channel takes the HELLO and echo traffic.
+		if deliver, cerr := s.ch.Receive(msg); cerr != nil {
+			if s.chErr == nil {
+				s.chErr = fmt.Errorf("switch %d: %w", s.idx+1, cerr)
+			}
+		} else if deliver {
+			handle(msg)
+		}
 	}
 	if len(s.ctl) > 0 {
 		_, werr := s.nc.Write(s.ctl)
@@ -95,6 +123,9 @@ func (s *emuSwitch) readBatch(handle func(msg []byte)) error {
 		if werr != nil && err == nil {
 			err = werr
 		}
+	}
+	if s.chErr != nil {
+		return s.chErr
 	}
 	return err
 }
@@ -107,8 +138,6 @@ func (s *emuSwitch) control(msg []byte) {
 	case openflow.TypeFeaturesRequest:
 		s.ctl, _ = s.featuresReply(xid).AppendBinary(s.ctl)
 		s.featuresOK = true
-	case openflow.TypeEchoRequest:
-		s.ctl, _ = (&openflow.EchoReply{Header: openflow.Header{Xid: xid}, Data: msg[8:]}).AppendBinary(s.ctl)
 	case openflow.TypeBarrierRequest:
 		s.ctl, _ = (&openflow.BarrierReply{Header: openflow.Header{Xid: xid}}).AppendBinary(s.ctl)
 	case openflow.TypeGetConfigRequest:
@@ -171,8 +200,12 @@ func (s *emuSwitch) statsReply(msg []byte, xid uint32) {
 func (s *emuSwitch) setup(deadline time.Time) error {
 	_ = s.nc.SetDeadline(deadline)
 	defer s.nc.SetDeadline(time.Time{})
-	hello, _ := (&openflow.Hello{Header: openflow.Header{Xid: 1}}).AppendBinary(nil)
-	if _, err := s.nc.Write(hello); err != nil {
+	if err := s.ch.Start(); err != nil {
+		return fmt.Errorf("switch %d: %w", s.idx+1, err)
+	}
+	_, err := s.nc.Write(s.ctl)
+	s.ctl = s.ctl[:0]
+	if err != nil {
 		return fmt.Errorf("switch %d: send hello: %w", s.idx+1, err)
 	}
 	for !s.featuresOK {
@@ -199,7 +232,6 @@ func (s *emuSwitch) setup(deadline time.Time) error {
 		wrote <- err
 	}()
 	want := uint64(s.cfg.MACs)
-	var err error
 	for s.responses.Load() < want {
 		if err = s.readBatch(s.control); err != nil {
 			break

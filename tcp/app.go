@@ -97,8 +97,7 @@ func OnOff(c *Conn, cfg OnOffConfig) *[]ObjectRecord {
 	left := 0
 	var cur ObjectRecord
 	write := func() { left -= c.Write(left) }
-	var next func()
-	next = func() {
+	next := func() {
 		if cfg.Objects > 0 && len(*recs) >= cfg.Objects {
 			return
 		}

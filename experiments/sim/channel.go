@@ -20,6 +20,7 @@ type Channel struct {
 	clk     *clock.Sim
 	latency time.Duration
 	recv    func(openflow.Message)
+	filter  func(wire []byte) (bool, error)
 	onErr   func(error)
 	stats   ChannelStats
 	buf     []byte
@@ -46,6 +47,11 @@ func NewChannel(clk *clock.Sim, latency time.Duration, recv func(openflow.Messag
 // other's channels at construction).
 func (c *Channel) SetReceiver(recv func(openflow.Message)) { c.recv = recv }
 
+// SetFilter puts f in front of the receiver: f sees each frame first
+// (the receiving end's openflow.Channel.Receive, which consumes the
+// handshake's messages) and reports whether the receiver gets it.
+func (c *Channel) SetFilter(f func(wire []byte) (bool, error)) { c.filter = f }
+
 // Send encodes m now and schedules its decoding at the far end.
 func (c *Channel) Send(m openflow.Message) error {
 	var err error
@@ -70,6 +76,15 @@ func (c *Channel) SendBytes(wire []byte) {
 }
 
 func (c *Channel) deliver(wire []byte) {
+	if c.filter != nil {
+		deliver, err := c.filter(wire)
+		if err != nil && c.onErr != nil {
+			c.onErr(fmt.Errorf("sim channel: %w", err))
+		}
+		if !deliver {
+			return
+		}
+	}
 	m, err := openflow.Unmarshal(wire)
 	if err != nil {
 		c.stats.DecodeErrors++

@@ -105,8 +105,12 @@ func TestRunUsesTheCodec(t *testing.T) {
 			if po := o.ToSwitch.ByType[openflow.TypePacketOut]; po != 2 {
 				t.Errorf("%d Packet-Outs, want 2 (the flooded ARPs)", po)
 			}
-			if o.ToCtrl.ByType[openflow.TypeFeaturesReply] != 1 || o.ToSwitch.ByType[openflow.TypeFeaturesRequest] != 1 {
-				t.Errorf("no OpenFlow handshake: %v / %v", o.ToCtrl.ByType, o.ToSwitch.ByType)
+			// The handshake is openflow.Channel's, as live: HELLO both ways,
+			// FEATURES, then the SET_CONFIG the live controller sends too.
+			if o.ToCtrl.ByType[openflow.TypeHello] != 1 || o.ToSwitch.ByType[openflow.TypeHello] != 1 ||
+				o.ToCtrl.ByType[openflow.TypeFeaturesReply] != 1 || o.ToSwitch.ByType[openflow.TypeFeaturesRequest] != 1 ||
+				o.ToSwitch.ByType[openflow.TypeSetConfig] != 1 {
+				t.Errorf("not the OpenFlow handshake: %v / %v", o.ToCtrl.ByType, o.ToSwitch.ByType)
 			}
 			if o.ToCtrl.Bytes < 42*18 || o.ToSwitch.Bytes < 40*72 {
 				t.Errorf("bytes %d / %d too few for the messages", o.ToCtrl.Bytes, o.ToSwitch.Bytes)

@@ -2,53 +2,48 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/pseudocong/pseudocong/openflow"
 )
 
-// handshake is the controller side's OpenFlow connection setup of one
-// simulated switch: HELLO both ways, FEATURES_REQUEST, FEATURES_REPLY.
-// It is the only handshake code of the simulator, kept in this one small
-// type so that it can be replaced by the openflow package's sans-I/O
-// connection state machine (issue 9, item 3) without touching the rest:
-// start sends the opening messages, receive consumes handshake messages
-// and calls simSwitch.connected once the features are in.
+// control is the OpenFlow connection setup of one simulated switch: the
+// openflow package's sans-I/O Channel, one per role, the same state
+// machine the live controller's TCP shell and the live switch's
+// openflow.Conn drive. The controller's end sends HELLO, FEATURES_REQUEST
+// and SET_CONFIG as the live controller does; the switch's end answers
+// HELLO and hands FEATURES_REQUEST and SET_CONFIG to the switch core.
 //
-// Not done here (as before): SET_CONFIG, which the live controller sends;
-// the switch's defaults are what the live controller sets.
-type handshake struct {
+// The keepalive is off: the simulated channel never loses a message and
+// never stalls, so ECHOs would only add events to long runs (and their
+// bytes to the channel counters) without ever detecting anything. The
+// handshake timeout stays on, so a codec bug that stalls the handshake
+// fails the run instead of leaving it waiting.
+type control struct {
+	sw, ctrl *openflow.Channel
 	features *openflow.FeaturesReply
-	xid      uint32
 }
 
-func (h *handshake) hdr(t openflow.Type) openflow.Header {
-	h.xid++
-	return openflow.Header{Version: openflow.Version, Type: t, Xid: h.xid}
-}
-
-// start sends the switch's HELLO to the controller and the controller's
-// HELLO and FEATURES_REQUEST to the switch.
-func (h *handshake) start(s *simSwitch) error {
-	return errors.Join(
-		s.toCtrl.Send(&openflow.Hello{Header: openflow.Header{Version: openflow.Version, Type: openflow.TypeHello}}),
-		s.toSwitch.Send(&openflow.Hello{Header: h.hdr(openflow.TypeHello)}),
-		s.toSwitch.Send(&openflow.FeaturesRequest{Header: h.hdr(openflow.TypeFeaturesRequest)}),
-	)
-}
-
-// receive handles m if it belongs to the handshake (HELLO, the first
-// FEATURES_REPLY, and later FEATURES_REPLYs, which are ignored) and
-// reports whether it did.
-func (h *handshake) receive(s *simSwitch, m openflow.Message) bool {
-	switch msg := m.(type) {
-	case *openflow.FeaturesReply:
-		if h.features == nil {
-			h.features = msg
-			s.connected()
-		}
-		return true
-	case *openflow.Hello:
-		return true
+// startControl wires both Channels to the switch's two byte channels and
+// sends the opening HELLOs; s.connected runs once the controller's end is
+// established.
+func (s *simSwitch) startControl(onErr func(error)) error {
+	failed := func(end string) func(error) {
+		return func(err error) { onErr(fmt.Errorf("control channel, %s end: %w", end, err)) }
 	}
-	return false
+	s.ctl.sw = openflow.NewChannel(openflow.ChannelConfig{
+		Role: openflow.RoleSwitch, Clock: s.clk, Out: s.toCtrl,
+		EchoInterval: -1, OnFailed: failed("switch"),
+	})
+	s.ctl.ctrl = openflow.NewChannel(openflow.ChannelConfig{
+		Role: openflow.RoleController, Clock: s.clk, Out: s.toSwitch,
+		EchoInterval: -1, OnFailed: failed("controller"),
+		OnEstablished: func(e openflow.Established) {
+			s.ctl.features = e.Features
+			s.connected()
+		},
+	})
+	s.toCtrl.SetFilter(s.ctl.ctrl.Receive)
+	s.toSwitch.SetFilter(s.ctl.sw.Receive)
+	return errors.Join(s.ctl.sw.Start(), s.ctl.ctrl.Start())
 }

@@ -80,7 +80,7 @@ type simSwitch struct {
 	toCtrl   *Channel
 	toSwitch *Channel
 	swEnd    *switchEnd
-	hs       handshake
+	ctl      control
 	session  *controller.Session
 }
 
@@ -118,7 +118,7 @@ func newSimSwitch(ctrl *controllerHost, name string, dpid uint64, prof *profile.
 	s.toSwitch.SetReceiver(func(m openflow.Message) { s.sw.HandleMessage(s.swEnd, m) })
 	s.sw.Attach(s.swEnd)
 	ctrl.switches++
-	if err := s.hs.start(s); err != nil {
+	if err := s.startControl(onErr); err != nil {
 		return nil, fmt.Errorf("sim: switch %s: handshake: %w", name, err)
 	}
 	return s, nil
@@ -135,8 +135,8 @@ func (s *simSwitch) AddPort(no uint16, name string, tx func(frame []byte)) (func
 
 // DPID, Features and Send make simSwitch the controller.Switch of its
 // session.
-func (s *simSwitch) DPID() uint64                      { return s.hs.features.DatapathID }
-func (s *simSwitch) Features() *openflow.FeaturesReply { return s.hs.features }
+func (s *simSwitch) DPID() uint64                      { return s.ctl.features.DatapathID }
+func (s *simSwitch) Features() *openflow.FeaturesReply { return s.ctl.features }
 
 func (s *simSwitch) Send(m openflow.Message) error {
 	c := s.ctrl
@@ -156,9 +156,6 @@ func (s *simSwitch) Send(m openflow.Message) error {
 // receive is a message decoded at the controller's end of the channel.
 func (s *simSwitch) receive(m openflow.Message) {
 	c := s.ctrl
-	if s.hs.receive(s, m) {
-		return
-	}
 	if _, ok := m.(*openflow.ErrorMsg); ok {
 		c.stats.Errors++
 	}
@@ -189,7 +186,8 @@ func (s *simSwitch) receive(m openflow.Message) {
 	})
 }
 
-// connected is called by the handshake once FEATURES_REPLY is in.
+// connected is called once the controller's end of the control channel
+// is established (FEATURES_REPLY in, SET_CONFIG sent).
 func (s *simSwitch) connected() {
 	s.session = s.ctrl.core.Connect(s)
 	c := s.ctrl

@@ -50,6 +50,13 @@ func (h *batchHistogram) ObserveN(v float64, n uint64) {
 // Observe records one observation.
 func (h *batchHistogram) Observe(v float64) { h.ObserveN(v, 1) }
 
+// It is a prometheus.Histogram, so whatever inspects collectors by type
+// (the dashboard test, registries) sees a histogram.
+var _ prometheus.Histogram = (*batchHistogram)(nil)
+
+// Desc is prometheus.Metric's.
+func (h *batchHistogram) Desc() *prometheus.Desc { return h.desc }
+
 func (h *batchHistogram) Describe(ch chan<- *prometheus.Desc) { ch <- h.desc }
 
 func (h *batchHistogram) Collect(ch chan<- prometheus.Metric) { ch <- h.snapshot() }

@@ -29,7 +29,11 @@ func (s *Switch) Deliver(h Hit) {
 //   - NORMAL: an L2 learning switch (learn source MAC, forward to the
 //     learned port, flood unknown and multicast destinations);
 //   - TABLE (PACKET_OUT only): run the packet through the flow table;
-//   - ENQUEUE behaves as OUTPUT to its port: queues are not modelled.
+//   - ENQUEUE puts the frame into one of its port's queues (QueuedPort);
+//     an id the port does not have is dropped and counted as tx_dropped
+//     (reason no_such_queue) — FLOW_MOD and PACKET_OUT refuse one the port
+//     lacks when they arrive, but a port may change later, and IN_PORT is
+//     known only per packet. On a port without queues it is OUTPUT.
 func (s *Switch) executeLocked(inPort uint16, frame []byte, actions []openflow.Action, fromPacketOut bool, now time.Time) {
 	if len(actions) == 0 {
 		s.met.dropped(inPort, dropNoActions)
@@ -51,7 +55,7 @@ func (s *Switch) executeLocked(inPort uint16, frame []byte, actions []openflow.A
 		case openflow.ActionOutput:
 			s.outputLocked(inPort, pkt, a.Port, a.MaxLen, last, fromPacketOut, now)
 		case openflow.ActionEnqueue:
-			s.outputLocked(inPort, pkt, a.Port, 0, last, fromPacketOut, now)
+			s.enqueueLocked(inPort, pkt, a.Port, a.QueueID, last)
 		case openflow.ActionSetVlanVID:
 			pkt = setVlanTCI(pkt, 0x0fff, a.VlanVID&0x0fff)
 			layValid = false
@@ -151,6 +155,42 @@ func (s *Switch) outputLocked(inPort uint16, pkt []byte, port, maxLen uint16, la
 	}
 }
 
+// enqueueLocked is ENQUEUE: pkt into queue of port (a physical port,
+// IN_PORT or LOCAL; validation refuses others).
+func (s *Switch) enqueueLocked(inPort uint16, pkt []byte, port uint16, queue uint32, last bool) {
+	switch port {
+	case openflow.PortInPort:
+		port = inPort
+	case inPort:
+		s.met.dropped(inPort, dropInPort)
+		return
+	}
+	ps, ok := s.ports[port]
+	if !ok {
+		s.met.dropped(port, dropNoSuchPort)
+		return
+	}
+	if !ps.canForward() {
+		ps.stats.TxDropped++
+		s.met.dropped(port, dropNoFwd)
+		return
+	}
+	if !last {
+		pkt = append([]byte(nil), pkt...)
+	}
+	n := ps.numQueues()
+	if n == 0 {
+		s.transmitLocked(ps, pkt)
+		return
+	}
+	if uint64(queue) >= uint64(n) {
+		ps.stats.TxDropped++
+		s.met.dropped(port, dropNoSuchQueue)
+		return
+	}
+	s.transmitQueueLocked(ps, pkt, queue)
+}
+
 // normalLocked is the NORMAL action and the fail-standalone behaviour: an
 // L2 learning switch.
 func (s *Switch) normalLocked(inPort uint16, frame []byte, f *tcam.Fields, now time.Time) {
@@ -184,6 +224,25 @@ func (s *Switch) transmitLocked(ps *portState, frame []byte) {
 	p := ps.port
 	s.emitLocked(func() {
 		if err := p.Transmit(frame); err != nil {
+			s.txFailed(no, len(frame))
+		}
+	})
+}
+
+// transmitQueueLocked is transmitLocked into one of a QueuedPort's queues.
+func (s *Switch) transmitQueueLocked(ps *portState, frame []byte, queue uint32) {
+	no := ps.port.No()
+	if s.outboxFullLocked() {
+		ps.stats.TxDropped++
+		s.met.dropped(no, dropOutbox)
+		return
+	}
+	ps.stats.TxPackets++
+	ps.stats.TxBytes += uint64(len(frame))
+	s.met.forwarded(no)
+	p := ps.port.(QueuedPort)
+	s.emitLocked(func() {
+		if err := p.TransmitQueue(frame, queue); err != nil {
 			s.txFailed(no, len(frame))
 		}
 	})

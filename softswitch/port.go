@@ -80,3 +80,34 @@ func validPortNo(no uint16) error {
 	}
 	return nil
 }
+
+// QueuedPort is optionally implemented by a Port with OpenFlow queues, the
+// targets of ENQUEUE: queue ids 0..NumQueues()-1. OUTPUT to such a port
+// uses queue 0. A port that does not implement it, or has no queues, has
+// none: QUEUE_GET_CONFIG and QUEUE stats report none, and ENQUEUE sends
+// out of it as OUTPUT does (Open vSwitch's behaviour for a port without
+// QoS). The core calls QueueStats with its lock held: it must not call
+// back into the switch.
+type QueuedPort interface {
+	Port
+	NumQueues() int
+	// TransmitQueue is Transmit into queue id; the core calls it only for
+	// ids below NumQueues.
+	TransmitQueue(frame []byte, queue uint32) error
+	// QueueStats are queue id's counters.
+	QueueStats(queue uint32) QueueCounters
+}
+
+// QueueCounters are one queue's ofp_queue_stats counters: frames and bytes
+// that left the queue, and frames it dropped.
+type QueueCounters struct {
+	TxPackets, TxBytes, TxErrors uint64
+}
+
+// numQueues is the port's queue count (0 for a port without queues).
+func (p *portState) numQueues() int {
+	if q, ok := p.port.(QueuedPort); ok {
+		return q.NumQueues()
+	}
+	return 0
+}

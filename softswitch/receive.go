@@ -21,6 +21,7 @@ const (
 	dropNoFwd        = "no_fwd"
 	dropInPort       = "output_to_in_port"
 	dropNoSuchPort   = "no_such_output_port"
+	dropNoSuchQueue  = "no_such_queue"
 	dropOutbox       = "outbox_full"
 	dropTxError      = "tx_error"
 )

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/pseudocong/pseudocong/internal/ready"
 	"github.com/pseudocong/pseudocong/internal/testenv"
 	"github.com/pseudocong/pseudocong/testbed"
 )
@@ -57,6 +58,14 @@ func upLinkEmuTestbed(t *testing.T) *testbed.Topology {
 // through it, and returns its /metrics address. It is stopped at cleanup
 // (or by the returned func, for a test that starts another).
 func startEmuSwitch(t *testing.T, bin string, topo *testbed.Topology, extra ...string) (string, func()) {
+	t.Helper()
+	rep, stop := startEmuSwitchReport(t, bin, topo, extra...)
+	return rep.Metrics, stop
+}
+
+// startEmuSwitchReport is startEmuSwitch returning the whole ready report
+// (its management listeners too).
+func startEmuSwitchReport(t *testing.T, bin string, topo *testbed.Topology, extra ...string) (ready.Report, func()) {
 	t.Helper()
 	args := []string{"switch", "--listen", "ptcp:0:127.0.0.1", "--fail-mode", "standalone",
 		"--metrics-addr", "127.0.0.1:0", "--log-level", "warn"}
@@ -99,7 +108,7 @@ func startEmuSwitch(t *testing.T, bin string, topo *testbed.Topology, extra ...s
 		}
 		time.Sleep(100 * time.Millisecond) // polling, not asserting
 	}
-	return rep.Metrics, stop
+	return rep, stop
 }
 
 // egressCounter reads one pseudocong_port_egress_* counter of iface.

@@ -137,43 +137,48 @@ func (s *Switch) outputLocked(inPort uint16, pkt []byte, port, maxLen uint16, la
 	case openflow.PortNone:
 		s.met.dropped(inPort, dropNoSuchPort)
 	default:
-		if port == inPort {
-			s.met.dropped(inPort, dropInPort)
-			return
+		if ps, ok := s.outPortLocked(inPort, port); ok {
+			s.transmitLocked(ps, give(last))
 		}
-		ps, ok := s.ports[port]
-		if !ok {
-			s.met.dropped(port, dropNoSuchPort)
-			return
-		}
-		if !ps.canForward() {
-			ps.stats.TxDropped++
-			s.met.dropped(port, dropNoFwd)
-			return
-		}
-		s.transmitLocked(ps, give(last))
 	}
+}
+
+// outPortLocked is the port a frame from inPort may leave by number, or
+// false after counting why not: OpenFlow 1.0 wants IN_PORT to send back
+// out of the input port, and a port may not exist or not forward.
+func (s *Switch) outPortLocked(inPort, port uint16) (*portState, bool) {
+	if port == inPort {
+		s.met.dropped(inPort, dropInPort)
+		return nil, false
+	}
+	ps, ok := s.ports[port]
+	if !ok {
+		s.met.dropped(port, dropNoSuchPort)
+		return nil, false
+	}
+	if !ps.canForward() {
+		ps.stats.TxDropped++
+		s.met.dropped(port, dropNoFwd)
+		return nil, false
+	}
+	return ps, true
 }
 
 // enqueueLocked is ENQUEUE: pkt into queue of port (a physical port,
 // IN_PORT or LOCAL; validation refuses others).
 func (s *Switch) enqueueLocked(inPort uint16, pkt []byte, port uint16, queue uint32, last bool) {
-	switch port {
-	case openflow.PortInPort:
-		port = inPort
-	case inPort:
-		s.met.dropped(inPort, dropInPort)
-		return
-	}
-	ps, ok := s.ports[port]
-	if !ok {
-		s.met.dropped(port, dropNoSuchPort)
-		return
-	}
-	if !ps.canForward() {
-		ps.stats.TxDropped++
-		s.met.dropped(port, dropNoFwd)
-		return
+	var ps *portState
+	if port == openflow.PortInPort {
+		var ok bool
+		if ps, ok = s.ports[inPort]; !ok {
+			s.met.dropped(inPort, dropNoSuchPort)
+			return
+		}
+	} else {
+		var ok bool
+		if ps, ok = s.outPortLocked(inPort, port); !ok {
+			return
+		}
 	}
 	if !last {
 		pkt = append([]byte(nil), pkt...)
@@ -185,10 +190,10 @@ func (s *Switch) enqueueLocked(inPort uint16, pkt []byte, port uint16, queue uin
 	}
 	if uint64(queue) >= uint64(n) {
 		ps.stats.TxDropped++
-		s.met.dropped(port, dropNoSuchQueue)
+		s.met.dropped(ps.port.No(), dropNoSuchQueue)
 		return
 	}
-	s.transmitQueueLocked(ps, pkt, queue)
+	s.transmitQueueLocked(ps, pkt, int64(queue))
 }
 
 // normalLocked is the NORMAL action and the fail-standalone behaviour: an
@@ -211,7 +216,11 @@ func (s *Switch) normalLocked(inPort uint16, frame []byte, f *tcam.Fields, now t
 }
 
 // transmitLocked counts the frame and queues it for the port.
-func (s *Switch) transmitLocked(ps *portState, frame []byte) {
+func (s *Switch) transmitLocked(ps *portState, frame []byte) { s.transmitQueueLocked(ps, frame, -1) }
+
+// transmitQueueLocked is transmitLocked into one of a QueuedPort's queues
+// (queue ≥ 0), or the port's Transmit (queue < 0).
+func (s *Switch) transmitQueueLocked(ps *portState, frame []byte, queue int64) {
 	no := ps.port.No()
 	if s.outboxFullLocked() {
 		ps.stats.TxDropped++
@@ -223,26 +232,13 @@ func (s *Switch) transmitLocked(ps *portState, frame []byte) {
 	s.met.forwarded(no)
 	p := ps.port
 	s.emitLocked(func() {
-		if err := p.Transmit(frame); err != nil {
-			s.txFailed(no, len(frame))
+		var err error
+		if queue < 0 {
+			err = p.Transmit(frame)
+		} else {
+			err = p.(QueuedPort).TransmitQueue(frame, uint32(queue))
 		}
-	})
-}
-
-// transmitQueueLocked is transmitLocked into one of a QueuedPort's queues.
-func (s *Switch) transmitQueueLocked(ps *portState, frame []byte, queue uint32) {
-	no := ps.port.No()
-	if s.outboxFullLocked() {
-		ps.stats.TxDropped++
-		s.met.dropped(no, dropOutbox)
-		return
-	}
-	ps.stats.TxPackets++
-	ps.stats.TxBytes += uint64(len(frame))
-	s.met.forwarded(no)
-	p := ps.port.(QueuedPort)
-	s.emitLocked(func() {
-		if err := p.TransmitQueue(frame, queue); err != nil {
+		if err != nil {
 			s.txFailed(no, len(frame))
 		}
 	})

@@ -15,6 +15,22 @@ func (s *Switch) Deliver(h Hit) {
 	s.unlockAndDrain()
 }
 
+// DeliverBatch is Deliver for several hits, in order, under one lock and
+// one drain of the outputs: what a Forwarder that releases packets in
+// batches (a delay line) calls at a high packet rate.
+func (s *Switch) DeliverBatch(hs []Hit) {
+	if len(hs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	now := s.clk.Now()
+	for i := range hs {
+		h := &hs[i]
+		s.executeLocked(h.InPort, h.Frame, h.Actions, false, now)
+	}
+	s.unlockAndDrain()
+}
+
 // executeLocked applies an action list to a frame, in order, as OpenFlow
 // 1.0 says: each OUTPUT sends the packet as modified so far. An empty list
 // drops the packet. fromPacketOut allows OUTPUT:TABLE.
@@ -230,18 +246,7 @@ func (s *Switch) transmitQueueLocked(ps *portState, frame []byte, queue int64) {
 	ps.stats.TxPackets++
 	ps.stats.TxBytes += uint64(len(frame))
 	s.met.forwarded(no)
-	p := ps.port
-	s.emitLocked(func() {
-		var err error
-		if queue < 0 {
-			err = p.Transmit(frame)
-		} else {
-			err = p.(QueuedPort).TransmitQueue(frame, uint32(queue))
-		}
-		if err != nil {
-			s.txFailed(no, len(frame))
-		}
-	})
+	s.emitTransmitLocked(ps.port, frame, queue)
 }
 
 // txFailed moves a frame the port refused from tx to tx_dropped.

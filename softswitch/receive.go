@@ -69,10 +69,8 @@ func (s *Switch) receiveLocked(inPort uint16, frame []byte) {
 func (s *Switch) lookupLocked(inPort uint16, frame []byte, fields *tcam.Fields, now time.Time) {
 	if e := s.table.Lookup(fields); e != nil {
 		s.table.Hit(e, len(frame), now)
-		h := Hit{InPort: inPort, Frame: frame, Fields: *fields, EntryID: e.ID,
-			Priority: e.Effective, Actions: e.Actions, At: now}
-		fwd := s.fwd
-		s.emitLocked(func() { fwd.Forward(h) })
+		s.emitForwardLocked(Hit{InPort: inPort, Frame: frame, Fields: *fields, EntryID: e.ID,
+			Priority: e.Effective, Actions: e.Actions, At: now})
 		return
 	}
 	s.met.tableMiss()

@@ -21,6 +21,7 @@ type delayLine struct {
 	timer    clock.Timer
 	draining bool
 	stopped  bool
+	batch    []softswitch.Hit // fire's, reused (one fire runs at a time)
 }
 
 type delayItem struct {
@@ -72,7 +73,7 @@ func (l *delayLine) fire() {
 	l.draining = true
 	for !l.stopped {
 		now := p.clk.Now()
-		var batch []softswitch.Hit
+		batch := l.batch[:0]
 		for l.len() > 0 && !l.q[l.head].due.After(now) {
 			it := l.q[l.head]
 			l.q[l.head] = delayItem{}
@@ -85,10 +86,10 @@ func (l *delayLine) fire() {
 			break
 		}
 		p.mu.Unlock()
-		for _, h := range batch {
-			p.sw.Deliver(h)
-		}
+		p.sw.DeliverBatch(batch)
+		clear(batch) // drop the frames
 		p.mu.Lock()
+		l.batch = batch[:0]
 	}
 	l.draining = false
 	l.armLocked(p.clk.Now())

@@ -19,7 +19,14 @@ import (
 // udpReceived runs an iperf3 UDP test from host 1 to a one-off server on
 // host 2 at port, offering rate bit/s of len-byte datagrams for secs
 // seconds, and returns the rate the server received (payload bits/s).
-func udpReceived(t *testing.T, topo *testbed.Topology, port int, rate string, length, secs int) float64 {
+func udpReceived(t testing.TB, topo *testbed.Topology, port int, rate string, length, secs int) float64 {
+	t.Helper()
+	bps, _ := udpReceivedRates(t, topo, port, rate, length, secs)
+	return bps
+}
+
+// udpReceivedRates is udpReceived returning datagrams/s received too.
+func udpReceivedRates(t testing.TB, topo *testbed.Topology, port int, rate string, length, secs int) (float64, float64) {
 	t.Helper()
 	h1, h2 := topo.Hosts[0], topo.Hosts[1]
 	ip2 := h2.Addr.Addr().String()
@@ -65,7 +72,7 @@ func udpReceived(t *testing.T, topo *testbed.Topology, port int, rate string, le
 		t.Fatalf("iperf3 sent nothing:\n%s", out)
 	}
 	received := s.Bytes * (s.Packets - s.LostPackets) / s.Packets
-	return received * 8 / s.Seconds
+	return received * 8 / s.Seconds, (s.Packets - s.LostPackets) / s.Seconds
 }
 
 // Live ENQUEUE: port 2 has two OpenFlow queues, a 10 Mbit/s TBF (queue 0)

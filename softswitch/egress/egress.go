@@ -1,7 +1,8 @@
 // Package egress emulates a link on a live switch port's transmit side: the
 // frames the switch core transmits go through a netsim qdisc (DropTail,
-// RED/ECN, TBF, policer), a loss model and a delay line, on a clock, and
-// then to the port's socket. It is what tc's netem/tbf/red would do, for a
+// RED/ECN, TBF, policer, or a prio of them whose queues are the port's
+// OpenFlow queues), a loss model and a delay line, on a clock, and then
+// to the port's socket. It is what tc's netem/tbf/red would do, for a
 // kernel that has none of them.
 //
 // # Timing on the wall clock

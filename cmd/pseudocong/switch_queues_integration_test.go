@@ -79,8 +79,8 @@ func udpReceivedRates(t testing.TB, topo *testbed.Topology, port int, rate strin
 // and a droptail (queue 1). ovs-ofctl sees them (queue-get-config), adds
 // flows ENQUEUEing UDP to port 5001 into queue 0 and to 5002 into queue
 // 1, and 30 Mbit/s of UDP payload to each arrives at 10 Mbit/s of frames
-// (within 10 %, counting headers as the TBF does) through queue 0 and at
-// the offered rate (within 10 %) through queue 1; queue-stats shows the drops
+// (within 10 %, counting headers as the TBF does) through queue 0 and
+// unshaped (above 18 Mbit/s) through queue 1; queue-stats shows the drops
 // in queue 0 and none in queue 1.
 func TestSerialSwitchPortQueuesShapeEnqueued(t *testing.T) {
 	testenv.RequireCommand(t, "iperf3", "ss", "ovs-ofctl")
@@ -115,8 +115,12 @@ func TestSerialSwitchPortQueuesShapeEnqueued(t *testing.T) {
 	if shaped < 9e6 || shaped > 11e6 {
 		t.Errorf("queue 0 delivered %.2f Mbit/s, want 10 Mbit/s within 10 %%", shaped/1e6)
 	}
-	if offered := wire(30e6); free < offered*0.9 || free > offered*1.1 {
-		t.Errorf("queue 1 delivered %.2f Mbit/s, want the offered %.2f within 10 %%", free/1e6, offered/1e6)
+	// Unshaped: well above the shaper's rate and no more than offered.
+	// Not "the offered rate within x %": on a loaded machine the receiving
+	// iperf3 drops datagrams its socket cannot take in time, which is no
+	// queue's doing (the queue's own drop count is checked below).
+	if offered := wire(30e6); free < 1.8*10e6 || free > offered*1.1 {
+		t.Errorf("queue 1 delivered %.2f Mbit/s, want well above the 10 Mbit/s shaper (at least 18) and at most the offered %.2f", free/1e6, offered/1e6)
 	}
 	m := regexp.MustCompile(`queue (\d): bytes=(\d+), pkts=(\d+), errors=(\d+)`).FindAllStringSubmatch(stats, -1)
 	if len(m) != 2 {

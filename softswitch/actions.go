@@ -245,7 +245,9 @@ func (s *Switch) transmitQueueLocked(ps *portState, frame []byte, queue int64) {
 	}
 	ps.stats.TxPackets++
 	ps.stats.TxBytes += uint64(len(frame))
-	s.met.forwarded(no)
+	if ps.txC != nil {
+		ps.txC.Inc()
+	}
 	s.emitTransmitLocked(ps.port, frame, queue)
 }
 

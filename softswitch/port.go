@@ -3,6 +3,8 @@ package softswitch
 import (
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pseudocong/pseudocong/openflow"
 )
 
@@ -42,6 +44,9 @@ type portState struct {
 	state  uint32
 	adv    uint32 // advertised features set by PORT_MOD (0 = port's own)
 	stats  openflow.PortStats
+	// rxC, txC are the port's pseudocong_switch_packets_{received,
+	// forwarded}_total children (nil without Metrics).
+	rxC, txC prometheus.Counter
 }
 
 func (p *portState) phyPort() openflow.PhyPort {

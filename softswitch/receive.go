@@ -47,7 +47,9 @@ func (s *Switch) receiveLocked(inPort uint16, frame []byte) {
 	}
 	ps.stats.RxPackets++
 	ps.stats.RxBytes += uint64(len(frame))
-	s.met.received(inPort)
+	if ps.rxC != nil {
+		ps.rxC.Inc()
+	}
 	if ps.config&openflow.PortConfigNoRecv != 0 {
 		ps.stats.RxDropped++
 		s.met.dropped(inPort, dropNoRecv)

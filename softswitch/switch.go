@@ -143,6 +143,7 @@ func (s *Switch) AddPort(p Port) error {
 		return fmt.Errorf("softswitch: port %d already exists", p.No())
 	}
 	ps := &portState{port: p, stats: openflow.PortStats{PortNo: p.No()}}
+	ps.rxC, ps.txC = s.met.portCounters(p.No())
 	s.ports[p.No()] = ps
 	s.portStatusLocked(openflow.PortReasonAdd, ps)
 	return nil

@@ -4,20 +4,12 @@ import (
 	"encoding/binary"
 
 	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/packet"
 )
 
-// Frame fields the reactive app needs.
-const (
-	ethHeaderLen  = 14
-	ethTypeVLAN   = 0x8100
-	ethTypeIPv4   = 0x0800
-	ethTypeLLDP   = 0x88cc
-	ipProtoICMP   = 1
-	ipProtoTCP    = 6
-	ipProtoUDP    = 17
-	dlTypeNotEth  = 0x05ff // OFP_DL_TYPE_NOT_ETH_TYPE: 802.3 frames without an EtherType
-	ipv4MinHeader = 20
-)
+// dlTypeNotEth is OFP_DL_TYPE_NOT_ETH_TYPE: the dl_type OpenFlow 1.0 gives
+// an 802.3 frame without an EtherType.
+const dlTypeNotEth = 0x05ff
 
 // flowMatch builds the match of the per-flow rule for a frame that came in
 // on inPort, the way Floodlight's Forwarding did: in_port, dl_src, dl_dst,
@@ -25,64 +17,76 @@ const (
 // first fragments only) tp_src/tp_dst; everything else is wildcarded, so the
 // rule's priority decides against overlapping rules. ok is false when the
 // frame is shorter than an Ethernet header.
+//
+// Ethernet, 802.1Q and IPv4 are decoded by package packet, which is
+// strict: an IPv4 header it refuses (bad total length, badly framed
+// options) leaves the nw_* fields wildcarded, which match whatever the
+// switch reads there, so the rule still matches the packet. The transport
+// ports are read as an OpenFlow 1.0 switch reads them, from a segment long
+// enough for the minimal header (TCP 20, UDP 8, ICMP 4 bytes) whatever its
+// length fields say, so an exact field is always what the switch's own
+// extractor reads (packet_test.go checks that against
+// softswitch/flowtable.Extract). Decoding allocates nothing.
 func flowMatch(frame []byte, inPort uint16) (m openflow.Match, ok bool) {
-	if len(frame) < ethHeaderLen {
+	var eth packet.Ethernet
+	if eth.DecodeFromBytes(frame) != nil {
 		return m, false
 	}
 	m.Wildcards = openflow.WildcardAll &^ (openflow.WildcardInPort | openflow.WildcardDlSrc |
 		openflow.WildcardDlDst | openflow.WildcardDlType)
 	m.InPort = inPort
-	copy(m.DlDst[:], frame[0:6])
-	copy(m.DlSrc[:], frame[6:12])
-	off := 12
-	ethType := binary.BigEndian.Uint16(frame[off:])
-	if ethType == ethTypeVLAN && len(frame) >= off+6 {
-		off += 4
-		ethType = binary.BigEndian.Uint16(frame[off:])
+	m.DlDst, m.DlSrc = eth.Dst, eth.Src
+	rest, typ := frame[packet.EthernetLen:], eth.EtherType
+	if typ == packet.EtherTypeVLAN {
+		var tag packet.Dot1Q
+		if tag.DecodeFromBytes(rest) != nil {
+			// Cut inside the tag: the switch reads no dl_type (0).
+			m.Wildcards |= openflow.WildcardDlType
+			return m, true
+		}
+		rest, typ = rest[packet.Dot1QLen:], tag.EtherType
 	}
-	off += 2
-	if ethType < 0x0600 {
-		ethType = dlTypeNotEth
+	if typ < packet.EtherTypeMin {
+		typ = dlTypeNotEth
 	}
-	m.DlType = ethType
-	if ethType != ethTypeIPv4 {
+	m.DlType = uint16(typ)
+	if typ != packet.EtherTypeIPv4 {
 		return m, true
 	}
-	ip := frame[off:]
-	if len(ip) < ipv4MinHeader || ip[0]>>4 != 4 {
-		return m, true
-	}
-	ihl := int(ip[0]&0x0f) * 4
-	if ihl < ipv4MinHeader {
+	var ip packet.IPv4
+	seg, _, err := ip.DecodeFromBytes(rest)
+	if err != nil {
 		return m, true
 	}
 	m.Wildcards &^= openflow.WildcardNwProto | openflow.WildcardNwSrcMask | openflow.WildcardNwDstMask
-	m.NwProto = ip[9]
-	m.NwSrc = binary.BigEndian.Uint32(ip[12:16])
-	m.NwDst = binary.BigEndian.Uint32(ip[16:20])
-	switch m.NwProto {
-	case ipProtoTCP, ipProtoUDP, ipProtoICMP:
+	m.NwProto = uint8(ip.Protocol)
+	m.NwSrc = binary.BigEndian.Uint32(ip.Src[:])
+	m.NwDst = binary.BigEndian.Uint32(ip.Dst[:])
+	var need int // the header a switch needs to read the ports
+	switch ip.Protocol {
+	case packet.IPProtocolTCP:
+		need = packet.TCPMinLen
+	case packet.IPProtocolUDP:
+		need = packet.UDPLen
+	case packet.IPProtocolICMP:
+		need = 4 // type, code, checksum
 	default:
 		return m, true
 	}
-	// A switch reads ports 0 from a later fragment; the ports of the first
-	// fragment follow the IP header.
-	fragOffset := binary.BigEndian.Uint16(ip[6:8]) & 0x1fff
+	if ip.FragOffset != 0 {
+		// A switch reads ports 0 from a later fragment.
+		m.Wildcards &^= openflow.WildcardTpSrc | openflow.WildcardTpDst
+		return m, true
+	}
+	if len(seg) < need {
+		return m, true // truncated before the ports: leave them wildcarded
+	}
 	m.Wildcards &^= openflow.WildcardTpSrc | openflow.WildcardTpDst
-	if fragOffset != 0 {
-		return m, true
-	}
-	if len(ip) < ihl+4 {
-		// Truncated before the ports: leave them wildcarded.
-		m.Wildcards |= openflow.WildcardTpSrc | openflow.WildcardTpDst
-		return m, true
-	}
-	l4 := ip[ihl:]
-	if m.NwProto == ipProtoICMP {
-		m.TpSrc, m.TpDst = uint16(l4[0]), uint16(l4[1]) // type, code
+	if ip.Protocol == packet.IPProtocolICMP {
+		m.TpSrc, m.TpDst = uint16(seg[0]), uint16(seg[1]) // type, code
 	} else {
-		m.TpSrc = binary.BigEndian.Uint16(l4[0:2])
-		m.TpDst = binary.BigEndian.Uint16(l4[2:4])
+		m.TpSrc = binary.BigEndian.Uint16(seg[0:2])
+		m.TpDst = binary.BigEndian.Uint16(seg[2:4])
 	}
 	return m, true
 }

@@ -16,6 +16,12 @@ import (
 //	droptail,limit=100        (packets)  droptail,limit=64kb  (bytes)
 //	red,limit=400kb,min=30kb,max=90kb,probability=0.02,avpkt=1000,burst=55,bandwidth=20mbit,ecn
 //	police,rate=10mbit,burst=16kb
+//	prio(tbf,rate=10mbit,burst=16kb,latency=50ms;droptail,limit=100)
+//
+// prio(...) is a port with several queues (OpenFlow ENQUEUE's targets, a
+// MultiQueue): its children, separated by ';', are queues 0, 1, ... in
+// strict priority, queue 0 first, as tc's prio bands are. Children are any
+// of the other kinds; a prio inside a prio is refused.
 //
 // Units are tc's (tc(8) "PARAMETERS"): rates in bit/s with bit, kbit,
 // mbit, gbit, tbit (powers of 1000), kibit, mibit, gibit (powers of 1024),
@@ -280,8 +286,9 @@ const DefaultDropTailLimit = 1000
 //	tbf,rate=R,burst=S[,latency=T|limit=S]
 //	red,limit=S,min=S,max=S[,probability=P][,avpkt=S][,burst=N][,bandwidth=R][,ecn][,harddrop][,seed=N]
 //	police,rate=R,burst=S[,limit=N]       a policer before a FIFO of N packets (default 1000)
+//	prio(Q0;Q1;...)                       queues 0, 1, ... (each one of the above), strict priority, 0 first
 //
-// Errors name the parameter and the bad part.
+// Errors name the parameter (and, in a prio, the queue) and the bad part.
 func ParseQdisc(s string) (Qdisc, error) {
 	q, err := parseQdisc(s)
 	if err != nil {
@@ -291,6 +298,13 @@ func ParseQdisc(s string) (Qdisc, error) {
 }
 
 func parseQdisc(s string) (Qdisc, error) {
+	t := strings.TrimSpace(s)
+	if kind, _, ok := strings.Cut(t, "("); ok && strings.EqualFold(strings.TrimSpace(kind), "prio") {
+		return parsePrio(t)
+	}
+	if strings.ContainsAny(t, "();") {
+		return nil, fmt.Errorf("unexpected '(', ')' or ';' (only prio(Q0;Q1;...) takes a list of queues)")
+	}
 	a, err := parseSpec(s)
 	if err != nil {
 		return nil, err
@@ -310,8 +324,10 @@ func parseQdisc(s string) (Qdisc, error) {
 	case "police", "policer":
 		known = "rate, burst, limit"
 		q, err = parsePolice(a)
+	case "prio":
+		return nil, fmt.Errorf("prio needs its queues in parentheses: prio(Q0;Q1;...), e.g. prio(tbf,rate=10mbit,burst=16kb,latency=50ms;droptail)")
 	default:
-		return nil, fmt.Errorf("unknown kind %q (want droptail, pfifo, bfifo, tbf, red, police)", a.kind)
+		return nil, fmt.Errorf("unknown kind %q (want droptail, pfifo, bfifo, tbf, red, police, prio(...))", a.kind)
 	}
 	if err != nil {
 		return nil, err
@@ -320,6 +336,38 @@ func parseQdisc(s string) (Qdisc, error) {
 		return nil, err
 	}
 	return q, nil
+}
+
+// MaxQueues bounds a prio's queues: enough for any experiment, and a
+// typo such as a stray ';' list cannot make thousands.
+const MaxQueues = 64
+
+// parsePrio parses "prio(Q0;Q1;...)" into a MultiQueue.
+func parsePrio(t string) (Qdisc, error) {
+	open := strings.Index(t, "(")
+	if !strings.HasSuffix(t, ")") {
+		return nil, fmt.Errorf("prio: want prio(Q0;Q1;...) ending in ')'")
+	}
+	body := t[open+1 : len(t)-1]
+	if strings.ContainsAny(body, "()") {
+		return nil, fmt.Errorf("prio: a queue cannot be a prio itself")
+	}
+	parts := strings.Split(body, ";")
+	if len(parts) > MaxQueues {
+		return nil, fmt.Errorf("prio: %d queues: at most %d", len(parts), MaxQueues)
+	}
+	children := make([]Qdisc, 0, len(parts))
+	for i, p := range parts {
+		if strings.TrimSpace(p) == "" {
+			return nil, fmt.Errorf("prio: queue %d is empty (want a qdisc such as droptail or tbf,rate=...)", i)
+		}
+		q, err := parseQdisc(p)
+		if err != nil {
+			return nil, fmt.Errorf("prio queue %d: %w", i, err)
+		}
+		children = append(children, q)
+	}
+	return NewMultiQueue(children...)
 }
 
 func parseDropTail(a *specArgs) (Qdisc, error) {
@@ -527,6 +575,17 @@ func QdiscRate(q Qdisc) (int64, bool) {
 		return q.b.rate, true
 	case *Policed:
 		return q.b.rate, true
+	case *MultiQueue:
+		// Shaped only if every queue is: then at most the sum leaves.
+		var sum int64
+		for _, c := range q.children {
+			r, ok := QdiscRate(c)
+			if !ok {
+				return 0, false
+			}
+			sum += r
+		}
+		return sum, true
 	}
 	return 0, false
 }

@@ -154,13 +154,19 @@ func TestParseQdiscErrors(t *testing.T) {
 		"tbf,rate=20xbit,burst=32kb,latency=5ms": `rate: rate "20xbit": unknown unit "xbit"`,
 		"tbf,burst=32kb,latency=5ms":             "tbf needs rate=RATE",
 		"tbf,rate=1mbit,burst=32kb,latency=5ms,peakrate=2mbit": `unknown parameter "peakrate"`,
-		"droptail,limit=0":                       "positive number of packets",
-		"droptail,limit=64xb":                    `unknown unit "xb"`,
-		"red,limit=10kb,min=5kb,max=2kb":         "want 0 < min < max",
-		"red,limit=10kb,min=1kb,max=2kb,ecn=yes": "ecn is a flag",
-		"police,rate=1mbit":                      "police needs burst=SIZE",
-		"tbf,,rate=1mbit":                        "empty parameter",
-		"droptail,limit=1,limit=2":               "limit given twice",
+		"droptail,limit=0":                        "positive number of packets",
+		"droptail,limit=64xb":                     `unknown unit "xb"`,
+		"red,limit=10kb,min=5kb,max=2kb":          "want 0 < min < max",
+		"red,limit=10kb,min=1kb,max=2kb,ecn=yes":  "ecn is a flag",
+		"police,rate=1mbit":                       "police needs burst=SIZE",
+		"tbf,,rate=1mbit":                         "empty parameter",
+		"droptail,limit=1,limit=2":                "limit given twice",
+		"prio":                                    "prio needs its queues in parentheses",
+		"prio(droptail;tbf,rate=1mbit,burst=2kb)": "prio queue 1: tbf needs exactly one of latency",
+		"prio(droptail;;droptail)":                "queue 1 is empty",
+		"prio(droptail;prio(droptail))":           "cannot be a prio itself",
+		"prio(droptail":                           "ending in ')'",
+		"droptail;droptail":                       "only prio(Q0;Q1;...) takes a list",
 	} {
 		_, err := ParseQdisc(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -208,5 +214,44 @@ func TestParseLoss(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseLoss(%q) = %v, want an error containing %q", spec, err, want)
 		}
+	}
+}
+
+func TestParsePrio(t *testing.T) {
+	q, err := ParseQdisc("prio(tbf,rate=10mbit,burst=16kb,latency=50ms; droptail,limit=3)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mq, ok := q.(*MultiQueue)
+	if !ok || mq.NumQueues() != 2 {
+		t.Fatalf("got %T with %v queues, want a 2-queue MultiQueue", q, mq)
+	}
+	if _, ok := mq.Child(0).(*TBF); !ok {
+		t.Errorf("queue 0 is %T, want *TBF", mq.Child(0))
+	}
+	dt, ok := mq.Child(1).(*DropTail)
+	if !ok {
+		t.Fatalf("queue 1 is %T, want *DropTail", mq.Child(1))
+	}
+	// The child is the one the spec says: a 3-packet limit.
+	now := time.Unix(0, 0)
+	for i := range 4 {
+		v := mq.Enqueue(&Packet{Len: 100, Queue: 1}, now)
+		if want := i >= 3; (v == Dropped) != want {
+			t.Errorf("packet %d to queue 1: %v", i, v)
+		}
+	}
+	if dt.Len() != 3 {
+		t.Errorf("queue 1 holds %d, want 3", dt.Len())
+	}
+	if _, ok := QdiscRate(mq); ok {
+		t.Error("QdiscRate of a prio with an unshaped queue: want none")
+	}
+	shaped, err := ParseQdisc("prio(tbf,rate=10mbit,burst=16kb,latency=50ms;police,rate=5mbit,burst=8kb)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := QdiscRate(shaped); !ok || r != 15_000_000 {
+		t.Errorf("QdiscRate of two shaped queues = %d, %v; want their sum 15000000", r, ok)
 	}
 }

@@ -15,6 +15,22 @@ func (s *Switch) Deliver(h Hit) {
 	s.unlockAndDrain()
 }
 
+// DeliverBatch is Deliver for several hits, in order, under one lock and
+// one drain of the outputs: what a Forwarder that releases packets in
+// batches (a delay line) calls at a high packet rate.
+func (s *Switch) DeliverBatch(hs []Hit) {
+	if len(hs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	now := s.clk.Now()
+	for i := range hs {
+		h := &hs[i]
+		s.executeLocked(h.InPort, h.Frame, h.Actions, false, now)
+	}
+	s.unlockAndDrain()
+}
+
 // executeLocked applies an action list to a frame, in order, as OpenFlow
 // 1.0 says: each OUTPUT sends the packet as modified so far. An empty list
 // drops the packet. fromPacketOut allows OUTPUT:TABLE.
@@ -29,7 +45,11 @@ func (s *Switch) Deliver(h Hit) {
 //   - NORMAL: an L2 learning switch (learn source MAC, forward to the
 //     learned port, flood unknown and multicast destinations);
 //   - TABLE (PACKET_OUT only): run the packet through the flow table;
-//   - ENQUEUE behaves as OUTPUT to its port: queues are not modelled.
+//   - ENQUEUE puts the frame into one of its port's queues (QueuedPort);
+//     an id the port does not have is dropped and counted as tx_dropped
+//     (reason no_such_queue) — FLOW_MOD and PACKET_OUT refuse one the port
+//     lacks when they arrive, but a port may change later, and IN_PORT is
+//     known only per packet. On a port without queues it is OUTPUT.
 func (s *Switch) executeLocked(inPort uint16, frame []byte, actions []openflow.Action, fromPacketOut bool, now time.Time) {
 	if len(actions) == 0 {
 		s.met.dropped(inPort, dropNoActions)
@@ -51,7 +71,7 @@ func (s *Switch) executeLocked(inPort uint16, frame []byte, actions []openflow.A
 		case openflow.ActionOutput:
 			s.outputLocked(inPort, pkt, a.Port, a.MaxLen, last, fromPacketOut, now)
 		case openflow.ActionEnqueue:
-			s.outputLocked(inPort, pkt, a.Port, 0, last, fromPacketOut, now)
+			s.enqueueLocked(inPort, pkt, a.Port, a.QueueID, last)
 		case openflow.ActionSetVlanVID:
 			pkt = setVlanTCI(pkt, 0x0fff, a.VlanVID&0x0fff)
 			layValid = false
@@ -133,22 +153,63 @@ func (s *Switch) outputLocked(inPort uint16, pkt []byte, port, maxLen uint16, la
 	case openflow.PortNone:
 		s.met.dropped(inPort, dropNoSuchPort)
 	default:
-		if port == inPort {
-			s.met.dropped(inPort, dropInPort)
-			return
+		if ps, ok := s.outPortLocked(inPort, port); ok {
+			s.transmitLocked(ps, give(last))
 		}
-		ps, ok := s.ports[port]
-		if !ok {
-			s.met.dropped(port, dropNoSuchPort)
-			return
-		}
-		if !ps.canForward() {
-			ps.stats.TxDropped++
-			s.met.dropped(port, dropNoFwd)
-			return
-		}
-		s.transmitLocked(ps, give(last))
 	}
+}
+
+// outPortLocked is the port a frame from inPort may leave by number, or
+// false after counting why not: OpenFlow 1.0 wants IN_PORT to send back
+// out of the input port, and a port may not exist or not forward.
+func (s *Switch) outPortLocked(inPort, port uint16) (*portState, bool) {
+	if port == inPort {
+		s.met.dropped(inPort, dropInPort)
+		return nil, false
+	}
+	ps, ok := s.ports[port]
+	if !ok {
+		s.met.dropped(port, dropNoSuchPort)
+		return nil, false
+	}
+	if !ps.canForward() {
+		ps.stats.TxDropped++
+		s.met.dropped(port, dropNoFwd)
+		return nil, false
+	}
+	return ps, true
+}
+
+// enqueueLocked is ENQUEUE: pkt into queue of port (a physical port,
+// IN_PORT or LOCAL; validation refuses others).
+func (s *Switch) enqueueLocked(inPort uint16, pkt []byte, port uint16, queue uint32, last bool) {
+	var ps *portState
+	if port == openflow.PortInPort {
+		var ok bool
+		if ps, ok = s.ports[inPort]; !ok {
+			s.met.dropped(inPort, dropNoSuchPort)
+			return
+		}
+	} else {
+		var ok bool
+		if ps, ok = s.outPortLocked(inPort, port); !ok {
+			return
+		}
+	}
+	if !last {
+		pkt = append([]byte(nil), pkt...)
+	}
+	n := ps.numQueues()
+	if n == 0 {
+		s.transmitLocked(ps, pkt)
+		return
+	}
+	if uint64(queue) >= uint64(n) {
+		ps.stats.TxDropped++
+		s.met.dropped(ps.port.No(), dropNoSuchQueue)
+		return
+	}
+	s.transmitQueueLocked(ps, pkt, int64(queue))
 }
 
 // normalLocked is the NORMAL action and the fail-standalone behaviour: an
@@ -171,7 +232,11 @@ func (s *Switch) normalLocked(inPort uint16, frame []byte, f *tcam.Fields, now t
 }
 
 // transmitLocked counts the frame and queues it for the port.
-func (s *Switch) transmitLocked(ps *portState, frame []byte) {
+func (s *Switch) transmitLocked(ps *portState, frame []byte) { s.transmitQueueLocked(ps, frame, -1) }
+
+// transmitQueueLocked is transmitLocked into one of a QueuedPort's queues
+// (queue ≥ 0), or the port's Transmit (queue < 0).
+func (s *Switch) transmitQueueLocked(ps *portState, frame []byte, queue int64) {
 	no := ps.port.No()
 	if s.outboxFullLocked() {
 		ps.stats.TxDropped++
@@ -180,13 +245,10 @@ func (s *Switch) transmitLocked(ps *portState, frame []byte) {
 	}
 	ps.stats.TxPackets++
 	ps.stats.TxBytes += uint64(len(frame))
-	s.met.forwarded(no)
-	p := ps.port
-	s.emitLocked(func() {
-		if err := p.Transmit(frame); err != nil {
-			s.txFailed(no, len(frame))
-		}
-	})
+	if ps.txC != nil {
+		ps.txC.Inc()
+	}
+	s.emitTransmitLocked(ps.port, frame, queue)
 }
 
 // txFailed moves a frame the port refused from tx to tx_dropped.

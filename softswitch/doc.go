@@ -42,8 +42,12 @@
 // Actions: OUTPUT (physical, IN_PORT, FLOOD, ALL, CONTROLLER, LOCAL,
 // NORMAL = L2 learning switch, TABLE in PACKET_OUT only), the set-field
 // actions with incremental IPv4 / TCP / UDP checksum updates, VLAN
-// push/modify/pop; ENQUEUE behaves as OUTPUT (queues are not modelled:
-// QUEUE stats and QUEUE_GET_CONFIG report no queues). VENDOR messages,
+// push/modify/pop; ENQUEUE into a port's queues: a Port that implements
+// QueuedPort (an egress.Shaper with a prio qdisc, live or on the virtual
+// clock) has queues 0..n-1 that QUEUE_GET_CONFIG and QUEUE stats report,
+// ENQUEUE to a queue it lacks is refused (BAD_ACTION/BAD_QUEUE) or, if the
+// port changed since, dropped; ENQUEUE to a port without queues is OUTPUT,
+// as in Open vSwitch. VENDOR messages,
 // vendor stats and vendor actions are refused with BAD_VENDOR.
 //
 // # Seams for the instrumented data plane

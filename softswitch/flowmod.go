@@ -12,7 +12,11 @@ import (
 // seam; errors found here are answered at once.
 func (s *Switch) handleFlowModLocked(ch Channel, fm *openflow.FlowMod) {
 	if fm.Command == openflow.FlowModAdd || fm.Command == openflow.FlowModModify || fm.Command == openflow.FlowModModifyStrict {
-		if err := validateActions(fm.Actions, false); err != nil {
+		err := validateActions(fm.Actions, false)
+		if err == nil {
+			err = s.checkQueuesLocked(fm.Actions)
+		}
+		if err != nil {
 			s.met.flowMod(fm.Command, false)
 			s.replyErrorLocked(ch, fm, err)
 			return

@@ -54,8 +54,7 @@ func (s *Switch) HandleMessage(ch Channel, m openflow.Message) {
 			s.sendErrorLocked(ch, m, openflow.ErrorTypeQueueOpFailed, uint16(openflow.QueueOpFailedBadPort))
 			return
 		}
-		// Queues are not modelled: every port has none.
-		s.sendLocked(ch, &openflow.QueueGetConfigReply{Header: hdr(openflow.TypeQueueGetConfigReply), Port: m.Port})
+		s.sendLocked(ch, s.queueConfigLocked(hdr(openflow.TypeQueueGetConfigReply), m.Port))
 	default:
 		// Switch-to-controller messages (PACKET_IN, FEATURES_REPLY, ...).
 		s.sendErrorLocked(ch, m, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadType))
@@ -70,7 +69,7 @@ func (s *Switch) featuresReplyLocked(xid uint32) *openflow.FeaturesReply {
 		DatapathID:   s.cfg.DatapathID,
 		NBuffers:     uint32(s.buffers.size()),
 		NTables:      1,
-		Capabilities: openflow.CapFlowStats | openflow.CapTableStats | openflow.CapPortStats | openflow.CapARPMatchIP,
+		Capabilities: openflow.CapFlowStats | openflow.CapTableStats | openflow.CapPortStats | openflow.CapQueueStats | openflow.CapARPMatchIP,
 		Actions:      supportedActions,
 		Ports:        make([]openflow.PhyPort, 0, len(ports)),
 	}
@@ -87,7 +86,11 @@ func (s *Switch) featuresReplyLocked(xid uint32) *openflow.FeaturesReply {
 // packetOutLocked executes a PACKET_OUT: its actions on the buffered
 // packet (buffer_id) or on the packet it carries.
 func (s *Switch) packetOutLocked(ch Channel, m *openflow.PacketOut) {
-	if err := validateActions(m.Actions, true); err != nil {
+	err := validateActions(m.Actions, true)
+	if err == nil {
+		err = s.checkQueuesLocked(m.Actions)
+	}
+	if err != nil {
 		s.replyErrorLocked(ch, m, err)
 		return
 	}
@@ -136,4 +139,17 @@ func (s *Switch) portModLocked(ch Channel, m *openflow.PortMod) {
 	if ps.config != old || ps.adv != oldAdv {
 		s.portStatusLocked(openflow.PortReasonModify, ps)
 	}
+}
+
+// queueConfigLocked is the QUEUE_GET_CONFIG_REPLY for an existing port: its
+// queues 0..n-1, each without properties. OpenFlow 1.0's one property is a
+// guaranteed minimum rate (OFPQT_MIN_RATE); our queues are served in
+// strict priority and shape to a maximum at most, so no queue guarantees
+// a minimum and none claims one.
+func (s *Switch) queueConfigLocked(h openflow.Header, port uint16) *openflow.QueueGetConfigReply {
+	r := &openflow.QueueGetConfigReply{Header: h, Port: port}
+	for q := range s.ports[port].numQueues() {
+		r.Queues = append(r.Queues, openflow.PacketQueue{QueueID: uint32(q)})
+	}
+	return r
 }

@@ -124,16 +124,14 @@ func (m *Metrics) child(cache map[uint16]prometheus.Counter, vec *prometheus.Cou
 	return c
 }
 
-func (m *Metrics) received(port uint16) {
-	if m != nil {
-		m.child(m.rx, m.rxVec, port).Inc()
+// portCounters are a port's rx and tx counters, looked up once when the
+// port is added (nil without Metrics): the per-packet path then skips the
+// label cache's lock and map.
+func (m *Metrics) portCounters(port uint16) (rx, tx prometheus.Counter) {
+	if m == nil {
+		return nil, nil
 	}
-}
-
-func (m *Metrics) forwarded(port uint16) {
-	if m != nil {
-		m.child(m.tx, m.txVec, port).Inc()
-	}
+	return m.child(m.rx, m.rxVec, port), m.child(m.tx, m.txVec, port)
 }
 
 func (m *Metrics) dropped(port uint16, reason string) {

@@ -49,6 +49,7 @@ pseudocong_switch_packet_ins_sent_total{reason="no_match"} 1
 pseudocong_switch_packets_dropped_total{port="9",reason="unknown_port"} 1
 # HELP pseudocong_switch_packets_forwarded_total Frames queued for transmission, by output port.
 # TYPE pseudocong_switch_packets_forwarded_total counter
+pseudocong_switch_packets_forwarded_total{port="1"} 0
 pseudocong_switch_packets_forwarded_total{port="2"} 1
 # HELP pseudocong_switch_packets_received_total Frames received, by input port.
 # TYPE pseudocong_switch_packets_received_total counter

@@ -3,6 +3,8 @@ package softswitch
 import (
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pseudocong/pseudocong/openflow"
 )
 
@@ -42,6 +44,9 @@ type portState struct {
 	state  uint32
 	adv    uint32 // advertised features set by PORT_MOD (0 = port's own)
 	stats  openflow.PortStats
+	// rxC, txC are the port's pseudocong_switch_packets_{received,
+	// forwarded}_total children (nil without Metrics).
+	rxC, txC prometheus.Counter
 }
 
 func (p *portState) phyPort() openflow.PhyPort {
@@ -79,4 +84,35 @@ func validPortNo(no uint16) error {
 		return fmt.Errorf("softswitch: port number %d is not a physical port (1..%d) or LOCAL", no, openflow.PortMax)
 	}
 	return nil
+}
+
+// QueuedPort is optionally implemented by a Port with OpenFlow queues, the
+// targets of ENQUEUE: queue ids 0..NumQueues()-1. OUTPUT to such a port
+// uses queue 0. A port that does not implement it, or has no queues, has
+// none: QUEUE_GET_CONFIG and QUEUE stats report none, and ENQUEUE sends
+// out of it as OUTPUT does (Open vSwitch's behaviour for a port without
+// QoS). The core calls QueueStats with its lock held: it must not call
+// back into the switch.
+type QueuedPort interface {
+	Port
+	NumQueues() int
+	// TransmitQueue is Transmit into queue id; the core calls it only for
+	// ids below NumQueues.
+	TransmitQueue(frame []byte, queue uint32) error
+	// QueueStats are queue id's counters.
+	QueueStats(queue uint32) QueueCounters
+}
+
+// QueueCounters are one queue's ofp_queue_stats counters: frames and bytes
+// that left the queue, and frames it dropped.
+type QueueCounters struct {
+	TxPackets, TxBytes, TxErrors uint64
+}
+
+// numQueues is the port's queue count (0 for a port without queues).
+func (p *portState) numQueues() int {
+	if q, ok := p.port.(QueuedPort); ok {
+		return q.NumQueues()
+	}
+	return 0
 }

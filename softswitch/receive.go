@@ -21,6 +21,7 @@ const (
 	dropNoFwd        = "no_fwd"
 	dropInPort       = "output_to_in_port"
 	dropNoSuchPort   = "no_such_output_port"
+	dropNoSuchQueue  = "no_such_queue"
 	dropOutbox       = "outbox_full"
 	dropTxError      = "tx_error"
 )
@@ -46,7 +47,9 @@ func (s *Switch) receiveLocked(inPort uint16, frame []byte) {
 	}
 	ps.stats.RxPackets++
 	ps.stats.RxBytes += uint64(len(frame))
-	s.met.received(inPort)
+	if ps.rxC != nil {
+		ps.rxC.Inc()
+	}
 	if ps.config&openflow.PortConfigNoRecv != 0 {
 		ps.stats.RxDropped++
 		s.met.dropped(inPort, dropNoRecv)
@@ -68,10 +71,8 @@ func (s *Switch) receiveLocked(inPort uint16, frame []byte) {
 func (s *Switch) lookupLocked(inPort uint16, frame []byte, fields *tcam.Fields, now time.Time) {
 	if e := s.table.Lookup(fields); e != nil {
 		s.table.Hit(e, len(frame), now)
-		h := Hit{InPort: inPort, Frame: frame, Fields: *fields, EntryID: e.ID,
-			Priority: e.Effective, Actions: e.Actions, At: now}
-		fwd := s.fwd
-		s.emitLocked(func() { fwd.Forward(h) })
+		s.emitForwardLocked(Hit{InPort: inPort, Frame: frame, Fields: *fields, EntryID: e.ID,
+			Priority: e.Effective, Actions: e.Actions, At: now})
 		return
 	}
 	s.met.tableMiss()

@@ -17,9 +17,9 @@ import (
 // header, or -1.
 func l4ChecksumOffset(proto uint8) int {
 	switch proto {
-	case flowtable.IPProtoTCP:
+	case uint8(packet.IPProtocolTCP):
 		return 16
-	case flowtable.IPProtoUDP:
+	case uint8(packet.IPProtocolUDP):
 		return 6
 	}
 	return -1
@@ -35,11 +35,11 @@ func updateL4Checksum(pkt []byte, l flowtable.Layout, proto uint8, update func(u
 	}
 	p := pkt[l.L4Offset+off:]
 	sum := binary.BigEndian.Uint16(p)
-	if proto == flowtable.IPProtoUDP && sum == 0 {
+	if proto == uint8(packet.IPProtocolUDP) && sum == 0 {
 		return
 	}
 	sum = update(sum)
-	if proto == flowtable.IPProtoUDP && sum == 0 {
+	if proto == uint8(packet.IPProtocolUDP) && sum == 0 {
 		sum = 0xffff
 	}
 	binary.BigEndian.PutUint16(p, sum)
@@ -87,10 +87,8 @@ func setTpPort(pkt []byte, l flowtable.Layout, at int, port uint16) {
 	updateL4Checksum(pkt, l, proto, func(sum uint16) uint16 { return packet.UpdateChecksum16(sum, old, port) })
 }
 
-const tpidVLAN = 0x8100
-
 func tagged(pkt []byte) bool {
-	return len(pkt) >= 18 && binary.BigEndian.Uint16(pkt[12:]) == tpidVLAN
+	return len(pkt) >= packet.EthernetLen+packet.Dot1QLen && packet.EtherType(binary.BigEndian.Uint16(pkt[12:])) == packet.EtherTypeVLAN
 }
 
 // setVlanTCI sets the bits of the 802.1Q TCI selected by mask to val,
@@ -103,7 +101,7 @@ func setVlanTCI(pkt []byte, mask, val uint16) []byte {
 	if !tagged(pkt) {
 		out := make([]byte, len(pkt)+4)
 		copy(out, pkt[:12])
-		binary.BigEndian.PutUint16(out[12:], tpidVLAN)
+		binary.BigEndian.PutUint16(out[12:], uint16(packet.EtherTypeVLAN))
 		copy(out[16:], pkt[12:])
 		pkt = out
 	}

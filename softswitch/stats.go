@@ -73,18 +73,18 @@ func (s *Switch) statsLocked(ch Channel, req *openflow.StatsRequest) {
 		}
 		reply(r, 0)
 	case openflow.QueueStatsRequest:
-		// Queues are not modelled: no port has any.
-		if b.PortNo != openflow.PortAll && b.PortNo != openflow.PortNone {
-			if _, ok := s.ports[b.PortNo]; !ok {
-				s.sendErrorLocked(ch, req, openflow.ErrorTypeQueueOpFailed, uint16(openflow.QueueOpFailedBadPort))
-				return
-			}
-		}
-		if b.QueueID != openflow.QueueAll {
-			s.sendErrorLocked(ch, req, openflow.ErrorTypeQueueOpFailed, uint16(openflow.QueueOpFailedBadQueue))
+		r, code, ok := s.queueStatsLocked(b.PortNo, b.QueueID)
+		if !ok {
+			s.sendErrorLocked(ch, req, openflow.ErrorTypeQueueOpFailed, uint16(code))
 			return
 		}
-		reply(openflow.QueueStatsReply(nil), 0)
+		// ofp_queue_stats is 32 bytes; split like port stats.
+		for len(r) > statsReplyLimit/32 {
+			n := statsReplyLimit / 32
+			reply(r[:n], openflow.StatsReplyMore)
+			r = r[n:]
+		}
+		reply(r, 0)
 	case openflow.VendorStatsRequest:
 		s.sendErrorLocked(ch, req, openflow.ErrorTypeBadRequest, uint16(openflow.BadRequestBadVendor))
 	default:
@@ -145,4 +145,40 @@ func splitFlowStats(all openflow.FlowStatsReply) []openflow.FlowStatsReply {
 		size += n
 	}
 	return append(parts, all[start:])
+}
+
+// queueStatsLocked collects QUEUE stats for port (or OFPP_ALL) and queue
+// (or OFPQ_ALL), as Open vSwitch answers them: an unknown port is
+// BAD_PORT; a queue id that the named port (or, for OFPP_ALL, every port)
+// lacks is BAD_QUEUE.
+func (s *Switch) queueStatsLocked(port uint16, queue uint32) (openflow.QueueStatsReply, openflow.QueueOpFailedCode, bool) {
+	var ports []*portState
+	if port == openflow.PortAll || port == openflow.PortNone {
+		ports = s.sortedPortsLocked()
+	} else {
+		ps, ok := s.ports[port]
+		if !ok {
+			return nil, openflow.QueueOpFailedBadPort, false
+		}
+		ports = []*portState{ps}
+	}
+	r := openflow.QueueStatsReply{}
+	for _, ps := range ports {
+		qp, ok := ps.port.(QueuedPort)
+		if !ok {
+			continue
+		}
+		for q := range uint32(qp.NumQueues()) {
+			if queue != openflow.QueueAll && queue != q {
+				continue
+			}
+			c := qp.QueueStats(q)
+			r = append(r, openflow.QueueStats{PortNo: ps.port.No(), QueueID: q,
+				TxBytes: c.TxBytes, TxPackets: c.TxPackets, TxErrors: c.TxErrors})
+		}
+	}
+	if queue != openflow.QueueAll && len(r) == 0 {
+		return nil, openflow.QueueOpFailedBadQueue, false
+	}
+	return r, 0, true
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/pseudocong/pseudocong/internal/outbox"
+	"github.com/pseudocong/pseudocong/internal/ring"
 	"log/slog"
 	"slices"
 	"sync"
@@ -49,6 +50,15 @@ type Switch struct {
 	miss MissHandler
 	inst Installer
 	fwd  Forwarder
+
+	// The data path's two per-packet effects wait here, in order, and the
+	// outbox runs one preallocated func per packet (forwardOne,
+	// transmitOne) that pops its head: a closure per packet would put the
+	// Hit and the frame on the heap at every hit (see hotpath.go).
+	pendingHits ring.Buffer[pendingHit]
+	pendingTx   ring.Buffer[pendingTx]
+	forwardOne  func()
+	transmitOne func()
 }
 
 // New returns a switch with no ports, no channels and the ideal seams.
@@ -69,6 +79,7 @@ func New(clk clock.Clock, cfg Config) *Switch {
 	s.miss = IdealMissHandler{s}
 	s.inst = IdealInstaller{s}
 	s.fwd = IdealForwarder{s}
+	s.forwardOne, s.transmitOne = s.runPendingHit, s.runPendingTx
 	return s
 }
 
@@ -132,6 +143,7 @@ func (s *Switch) AddPort(p Port) error {
 		return fmt.Errorf("softswitch: port %d already exists", p.No())
 	}
 	ps := &portState{port: p, stats: openflow.PortStats{PortNo: p.No()}}
+	ps.rxC, ps.txC = s.met.portCounters(p.No())
 	s.ports[p.No()] = ps
 	s.portStatusLocked(openflow.PortReasonAdd, ps)
 	return nil

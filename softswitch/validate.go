@@ -68,3 +68,24 @@ func validateActions(actions []openflow.Action, packetOut bool) error {
 	}
 	return nil
 }
+
+// checkQueuesLocked refuses an ENQUEUE to a queue its port does not have
+// (OFPBAC_BAD_QUEUE), for ports that exist now and have queues: a port
+// without queues takes ENQUEUE as OUTPUT, and a flow may name a port
+// added later (checked per packet then).
+func (s *Switch) checkQueuesLocked(actions []openflow.Action) error {
+	for _, a := range actions {
+		e, ok := a.(openflow.ActionEnqueue)
+		if !ok {
+			continue
+		}
+		ps, ok := s.ports[e.Port]
+		if !ok {
+			continue
+		}
+		if n := ps.numQueues(); n > 0 && uint64(e.QueueID) >= uint64(n) {
+			return badAction(openflow.BadActionBadQueue, "enqueue to queue %d of port %d, which has queues 0..%d", e.QueueID, e.Port, n-1)
+		}
+	}
+	return nil
+}

@@ -11,6 +11,8 @@
 //	host iface  eth0             inside <name>-h<N>: 10.0.0.N/24,
 //	                             MAC 02:70:63:00:00:NN, IPv6 off,
 //	                             TX checksum offload off
+//	chain link  <name>-l<i>a     switch i's port 2, and its peer
+//	            <name>-l<i>b     switch i+1's port 1 (Config.Chain)
 //
 // TX checksum offload must be off at the namespace end: a veth hands
 // frames with a partial checksum (CHECKSUM_PARTIAL) to whatever reads it,

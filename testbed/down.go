@@ -15,8 +15,8 @@ type DownOptions struct {
 }
 
 // Down removes every object of testbed name: the switch-side veth ends
-// (which takes their namespace peers with them), the namespaces, and the
-// state file. Removing a testbed that does not exist is not an error.
+// (which takes their namespace peers with them), the namespaces, the
+// links of a chain of switches, and the state file. Removing a testbed that does not exist is not an error.
 // Processes still running inside a namespace keep it alive until they
 // exit; Down does not kill them but reports them in its error.
 func Down(name string, opts DownOptions) error {
@@ -34,6 +34,7 @@ func Down(name string, opts DownOptions) error {
 	for _, n := range f.indices() {
 		errs = append(errs, removeHost(name, n))
 	}
+	errs = append(errs, removeChainLinks(name, 1))
 	if err := os.Remove(statePath(opts.StateDir, name)); err != nil && !os.IsNotExist(err) {
 		errs = append(errs, fmt.Errorf("remove state file: %w", err))
 	}

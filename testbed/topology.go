@@ -11,6 +11,10 @@ type Config struct {
 	Name string
 	// Hosts is the number of namespace hosts, 1..MaxHosts; default 2.
 	Hosts int
+	// Chain, if 2 or more, is the number of switches in a chain joined by
+	// veth pairs (see ChainLink); it needs exactly 2 hosts, one at each
+	// end. 0 or 1: one switch, no links.
+	Chain int
 	// StateDir receives <name>.json after Up; default DefaultStateDir.
 	// Empty string after defaults means no state file.
 	StateDir string
@@ -58,6 +62,8 @@ func (h Host) HardwareAddr() net.HardwareAddr {
 type Topology struct {
 	Name  string `json:"name"`
 	Hosts []Host `json:"hosts"`
+	// Chain are the links between the switches of a chain, in order.
+	Chain []ChainLink `json:"chain,omitempty"`
 }
 
 // SwitchPorts lists the switch-side interfaces in host order: the

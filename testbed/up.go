@@ -25,6 +25,12 @@ func Up(ctx context.Context, cfg Config) (*Topology, error) {
 	if cfg.Hosts < 1 || cfg.Hosts > MaxHosts {
 		return nil, fmt.Errorf("testbed %s: %d hosts, want 1..%d", cfg.Name, cfg.Hosts, MaxHosts)
 	}
+	if cfg.Chain < 0 || cfg.Chain > MaxChain {
+		return nil, fmt.Errorf("testbed %s: chain of %d switches, want 1..%d", cfg.Name, cfg.Chain, MaxChain)
+	}
+	if cfg.Chain >= 2 && cfg.Hosts != 2 {
+		return nil, fmt.Errorf("testbed %s: a chain of switches has 2 hosts, one at each end (not %d)", cfg.Name, cfg.Hosts)
+	}
 	topo, err := up(ctx, cfg)
 	if err != nil {
 		if derr := Down(cfg.Name, DownOptions{StateDir: cfg.StateDir}); derr != nil {
@@ -50,6 +56,11 @@ func up(ctx context.Context, cfg Config) (*Topology, error) {
 	if err := removeSurplus(cfg.Name, cfg.Hosts); err != nil {
 		return nil, err
 	}
+	links, err := upChain(cfg.Name, max(cfg.Chain, 1))
+	if err != nil {
+		return nil, err
+	}
+	topo.Chain = links
 	if err := waitReady(topo); err != nil {
 		return nil, err
 	}

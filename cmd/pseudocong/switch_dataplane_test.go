@@ -20,7 +20,7 @@ import (
 )
 
 // buildBinary compiles this command into a temporary directory.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "pseudocong")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/pseudocong/pseudocong/netsim"
+	"github.com/pseudocong/pseudocong/softswitch"
 	"github.com/pseudocong/pseudocong/softswitch/afport"
 	"github.com/pseudocong/pseudocong/softswitch/egress"
 )
@@ -26,6 +27,10 @@ same keys as lists of "IFNAME=SPEC" strings):
   --port-qdisc s1-eth2=droptail,limit=100        (packets; limit=64kb: bytes)
   --port-qdisc s1-eth2=red,limit=400kb,min=30kb,max=90kb,probability=0.02,avpkt=1000,burst=55,bandwidth=20mbit,ecn
   --port-qdisc s1-eth2=police,rate=10mbit,burst=16kb
+  --port-qdisc 's1-eth2=prio(tbf,rate=10mbit,burst=16kb,latency=50ms;droptail,limit=100)'
+               OpenFlow queues 0, 1, ... (';'-separated qdiscs above), strict
+               priority, queue 0 first: ENQUEUE:PORT:Q selects one, OUTPUT
+               uses queue 0, QUEUE_GET_CONFIG and QUEUE stats report them
   --port-rate  s1-eth2=10mbit     line rate, so a droptail or red queue builds
   --port-delay s1-eth2=15ms       one-way delay line (optionally 15ms,limit=4mb)
   --port-loss  s1-eth2=1%         Bernoulli; or gemodel,p=1%,r=25%[,1-h=100%][,1-k=0%]
@@ -35,7 +40,7 @@ bytes, kb/mb = 1024/1048576; times s, ms, us. A port without these flags
 writes frames straight to its socket. Counters: pseudocong_port_egress_*.`
 
 func addLinkEmuFlags(f *pflag.FlagSet) {
-	f.StringArray("port-qdisc", nil, "IFNAME=SPEC: egress qdisc of a --port (tbf, droptail, red, police; see below); repeatable")
+	f.StringArray("port-qdisc", nil, "IFNAME=SPEC: egress qdisc of a --port (tbf, droptail, red, police, prio(Q0;Q1;...) for OpenFlow queues; see below); repeatable")
 	f.StringArray("port-rate", nil, "IFNAME=RATE: emulated line rate of a --port, e.g. 10mbit; repeatable")
 	f.StringArray("port-delay", nil, "IFNAME=TIME[,limit=SIZE]: one-way delay line on a --port, e.g. 15ms; repeatable")
 	f.StringArray("port-loss", nil, "IFNAME=SPEC: loss on a --port, e.g. 1% or gemodel,p=1%,r=25%; repeatable")
@@ -109,3 +114,16 @@ type emulatedPort struct {
 }
 
 func (p *emulatedPort) Transmit(frame []byte) error { return p.eg.Transmit(frame) }
+
+// The queues of a prio qdisc are the port's OpenFlow queues
+// (softswitch.QueuedPort): ENQUEUE targets, QUEUE_GET_CONFIG, QUEUE stats.
+func (p *emulatedPort) NumQueues() int { return p.eg.NumQueues() }
+
+func (p *emulatedPort) TransmitQueue(frame []byte, queue uint32) error {
+	return p.eg.TransmitQueue(frame, queue)
+}
+
+func (p *emulatedPort) QueueStats(queue uint32) softswitch.QueueCounters {
+	s := p.eg.QueueStats(int(queue))
+	return softswitch.QueueCounters{TxPackets: s.Dequeued, TxBytes: s.DequeuedBytes, TxErrors: s.Dropped}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/pseudocong/pseudocong/internal/ready"
 	"github.com/pseudocong/pseudocong/internal/testenv"
 	"github.com/pseudocong/pseudocong/testbed"
 )
@@ -32,7 +33,7 @@ import (
 // runs them alone (scripts/test.sh).
 
 // upLinkEmuTestbed brings up a two-host testbed private to the test.
-func upLinkEmuTestbed(t *testing.T) *testbed.Topology {
+func upLinkEmuTestbed(t testing.TB) *testbed.Topology {
 	t.Helper()
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip", "ping")
@@ -56,7 +57,15 @@ func upLinkEmuTestbed(t *testing.T) *testbed.Topology {
 // testbed's ports with extra flags, waits until host 1 pings host 2
 // through it, and returns its /metrics address. It is stopped at cleanup
 // (or by the returned func, for a test that starts another).
-func startEmuSwitch(t *testing.T, bin string, topo *testbed.Topology, extra ...string) (string, func()) {
+func startEmuSwitch(t testing.TB, bin string, topo *testbed.Topology, extra ...string) (string, func()) {
+	t.Helper()
+	rep, stop := startEmuSwitchReport(t, bin, topo, extra...)
+	return rep.Metrics, stop
+}
+
+// startEmuSwitchReport is startEmuSwitch returning the whole ready report
+// (its management listeners too).
+func startEmuSwitchReport(t testing.TB, bin string, topo *testbed.Topology, extra ...string) (ready.Report, func()) {
 	t.Helper()
 	args := []string{"switch", "--listen", "ptcp:0:127.0.0.1", "--fail-mode", "standalone",
 		"--metrics-addr", "127.0.0.1:0", "--log-level", "warn"}
@@ -99,7 +108,7 @@ func startEmuSwitch(t *testing.T, bin string, topo *testbed.Topology, extra ...s
 		}
 		time.Sleep(100 * time.Millisecond) // polling, not asserting
 	}
-	return rep.Metrics, stop
+	return rep, stop
 }
 
 // egressCounter reads one pseudocong_port_egress_* counter of iface.

@@ -26,6 +26,15 @@ where the other end <name>-s<N> is a port for the switch:
   pseudocong switch --port pc-s1 --port pc-s2 ...
   ip netns exec pc-h1 ping 10.0.0.2
 
+With --topo chain:K, up also runs K switch processes in a chain (switch
+i's port 2 joined to switch i+1's port 1 by the veth pair <name>-l<i>a /
+<name>-l<i>b, datapath ids 1..K), host 1 on switch 1 and host 2 on switch
+K, and one reactive controller, in the foreground until interrupted; then
+it stops them and removes the testbed:
+
+  pseudocong testbed up --topo chain:3
+  ip netns exec pc-h1 ping 10.0.0.2      (through all three switches)
+
 Needs root. up is idempotent; down removes everything with the prefix.`,
 	}
 	cmd.AddCommand(newTestbedUpCommand(), newTestbedDownCommand(), newTestbedStatusCommand())
@@ -52,9 +61,22 @@ func newTestbedUpCommand() *cobra.Command {
 			if hosts < 1 || hosts > testbed.MaxHosts {
 				return usageErrorf("--hosts %d: want 1..%d", hosts, testbed.MaxHosts)
 			}
-			topo, err := testbed.Up(cmd.Context(), testbed.Config{
-				Name: v.GetString("name"), Hosts: hosts, StateDir: v.GetString("state-dir"),
-			})
+			chain, err := parseTopo(v.GetString("topo"))
+			if err != nil {
+				return err
+			}
+			cfg := testbed.Config{Name: v.GetString("name"), Hosts: hosts, StateDir: v.GetString("state-dir"), Chain: chain}
+			if chain > 0 {
+				if hosts != 2 {
+					return usageErrorf("--topo chain:%d has two hosts, one at each end: drop --hosts %d", chain, hosts)
+				}
+				log, err := newLogger(v)
+				if err != nil {
+					return err
+				}
+				return runChain(cmd.Context(), v, cfg, cmd.OutOrStdout(), log)
+			}
+			topo, err := testbed.Up(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
@@ -72,6 +94,8 @@ func newTestbedUpCommand() *cobra.Command {
 	addTestbedFlags(cmd)
 	cmd.Flags().Int("hosts", 2, "number of namespace hosts (1..254)")
 	cmd.Flags().Bool("json", false, "print the topology as JSON")
+	cmd.Flags().String("topo", "", "chain:K: also run K switches in a chain and a reactive controller, in the foreground (see above); empty: hosts and veths only")
+	addReadyFlag(cmd)
 	return cmd
 }
 

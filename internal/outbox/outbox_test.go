@@ -89,3 +89,42 @@ func TestConcurrentDrainRunsEachEffectOnceSerially(t *testing.T) {
 		t.Errorf("ran %d effects, want %d", ran, workers*each)
 	}
 }
+
+// A drain takes the whole queue at once: LenLocked no longer counts the
+// taken effects while they run, and in a steady state (the two arrays
+// alternating) pushing and draining allocate nothing.
+func TestDrainTakesTheBatch(t *testing.T) {
+	var (
+		mu sync.Mutex
+		o  Outbox
+	)
+	lens := []int{}
+	var f func()
+	f = func() {
+		mu.Lock()
+		lens = append(lens, o.LenLocked())
+		mu.Unlock()
+	}
+	mu.Lock()
+	o.PushLocked(f)
+	o.PushLocked(f)
+	mu.Unlock()
+	o.Drain(&mu)
+	if len(lens) != 2 || lens[0] != 0 || lens[1] != 0 {
+		t.Fatalf("LenLocked seen by the effects of a taken batch: %v, want [0 0]", lens)
+	}
+	nop := func() {}
+	step := func() {
+		mu.Lock()
+		for range 8 {
+			o.PushLocked(nop)
+		}
+		mu.Unlock()
+		o.Drain(&mu)
+	}
+	step()
+	step()
+	if n := testing.AllocsPerRun(100, step); n != 0 {
+		t.Fatalf("push and drain allocate %v times in a steady state", n)
+	}
+}

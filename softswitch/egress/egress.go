@@ -1,7 +1,8 @@
 // Package egress emulates a link on a live switch port's transmit side: the
 // frames the switch core transmits go through a netsim qdisc (DropTail,
-// RED/ECN, TBF, policer), a loss model and a delay line, on a clock, and
-// then to the port's socket. It is what tc's netem/tbf/red would do, for a
+// RED/ECN, TBF, policer, or a prio of them whose queues are the port's
+// OpenFlow queues), a loss model and a delay line, on a clock, and then
+// to the port's socket. It is what tc's netem/tbf/red would do, for a
 // kernel that has none of them.
 //
 // # Timing on the wall clock
@@ -117,6 +118,7 @@ type Shaper struct {
 	mu     sync.Mutex
 	closed bool
 	q      netsim.Qdisc
+	mq     *netsim.MultiQueue // q, if it is one
 	loss   netsim.LossModel
 	delay  time.Duration
 	line   line
@@ -137,7 +139,8 @@ type Shaper struct {
 }
 
 // New makes a shaper that writes frames with send (the port's socket
-// write) on clk.
+// write) on clk. send must not keep the frame after it returns: the
+// shaper reuses the buffer.
 func New(clk clock.Clock, send func([]byte) error, c Config) (*Shaper, error) {
 	if clk == nil || send == nil {
 		return nil, fmt.Errorf("egress: nil clock or send func")
@@ -176,6 +179,7 @@ func New(clk clock.Clock, send func([]byte) error, c Config) (*Shaper, error) {
 	if c.Rate > 0 {
 		s.tx = newTxBucket(c.Rate)
 	}
+	s.mq, _ = c.Qdisc.(*netsim.MultiQueue)
 	s.stats.DelayLimit = limit
 	return s, nil
 }
@@ -183,7 +187,13 @@ func New(clk clock.Clock, send func([]byte) error, c Config) (*Shaper, error) {
 // Transmit takes a copy of frame into the emulated link. It returns
 // ErrDropped if the qdisc refused it; frames lost or dropped later are
 // only counted.
-func (s *Shaper) Transmit(frame []byte) error {
+func (s *Shaper) Transmit(frame []byte) error { return s.TransmitQueue(frame, 0) }
+
+// TransmitQueue is Transmit into queue of a prio (netsim.MultiQueue)
+// qdisc, OpenFlow ENQUEUE's target; with any other qdisc every queue id is
+// the one queue. A queue the prio lacks is refused (ErrDropped) and
+// counted by the MultiQueue.
+func (s *Shaper) TransmitQueue(frame []byte, queue uint32) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -194,6 +204,10 @@ func (s *Shaper) Transmit(frame []byte) error {
 	p.Frame = append(p.Frame[:0], frame...)
 	p.Len = len(frame)
 	p.ECN = frameECN(p.Frame)
+	p.Queue = queue
+	if s.mq == nil {
+		p.Queue = 0
+	}
 	now := s.clk.Now()
 	if s.q == nil {
 		s.stats.Enqueued++
@@ -365,6 +379,26 @@ func (s *Shaper) Stats() Stats {
 	}
 	st.InDelay, st.InDelayBytes = s.line.Len(), s.line.bytes
 	return st
+}
+
+// NumQueues is the number of queues of a prio qdisc (ENQUEUE targets), 0
+// for any other.
+func (s *Shaper) NumQueues() int {
+	if s.mq == nil {
+		return 0
+	}
+	return s.mq.NumQueues()
+}
+
+// QueueStats are queue i's qdisc counters (a prio's child i); the zero
+// Stats for a queue the shaper does not have.
+func (s *Shaper) QueueStats(i int) netsim.Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mq == nil || i < 0 || i >= s.mq.NumQueues() {
+		return netsim.Stats{}
+	}
+	return s.mq.Child(i).Stats()
 }
 
 // Close stops the timers and discards the frames held; Transmit fails

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pseudocong/pseudocong/internal/clock"
 	"github.com/pseudocong/pseudocong/netsim"
+	"github.com/pseudocong/pseudocong/packet"
 )
 
 var t0 = time.Unix(1_000_000, 0)
@@ -294,7 +295,7 @@ func TestREDMarksTheFrame(t *testing.T) {
 		if f[15]&3 == 3 {
 			ce++
 		}
-		if sum := ipv4Checksum(f[14:34]); sum != 0 {
+		if sum := packet.Checksum(f[14:34], 0); sum != 0 {
 			t.Fatalf("IPv4 checksum over the header %#04x, want 0", sum)
 		}
 	}
@@ -311,21 +312,8 @@ func ipv4Frame(n int, ecn byte) []byte {
 	binary.BigEndian.PutUint16(ip[2:], uint16(n-14))
 	ip[8], ip[9] = 64, 17
 	copy(ip[12:], []byte{10, 0, 0, 1, 10, 0, 0, 2})
-	binary.BigEndian.PutUint16(ip[10:], ipv4Checksum(ip))
+	binary.BigEndian.PutUint16(ip[10:], packet.Checksum(ip, 0))
 	return f
-}
-
-// ipv4Checksum is the ones' complement sum of h (0xffff... complemented:
-// 0 over a header with a right checksum).
-func ipv4Checksum(h []byte) uint16 {
-	var sum uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(h[i:]))
-	}
-	for sum>>16 != 0 {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
 }
 
 // On the wall clock, timers' callbacks run on their own goroutines while

@@ -4,24 +4,13 @@ import (
 	"encoding/binary"
 
 	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/packet"
 	"github.com/pseudocong/pseudocong/tcam"
 )
 
-// EtherType values the parser knows.
-const (
-	EtherTypeIPv4  uint16 = 0x0800
-	EtherTypeARP   uint16 = 0x0806
-	EtherTypeVLAN  uint16 = 0x8100
-	etherTypeMin   uint16 = 0x0600 // below: an 802.3 length field
-	dlTypeNotEther uint16 = 0x05ff // OFP_DL_TYPE_NOT_ETH_TYPE
-)
-
-// IP protocol numbers with transport ports in the 12-tuple.
-const (
-	IPProtoICMP uint8 = 1
-	IPProtoTCP  uint8 = 6
-	IPProtoUDP  uint8 = 17
-)
+// dlTypeNotEther is OFP_DL_TYPE_NOT_ETH_TYPE, the dl_type of an 802.3
+// frame without SNAP. EtherTypes and IP protocols are package packet's.
+const dlTypeNotEther uint16 = 0x05ff
 
 // Layout records where the headers of a parsed frame start, so that
 // set-field actions can rewrite them in place. An offset of -1 means the
@@ -52,10 +41,17 @@ type Layout struct {
 //
 // Fields of headers that are missing or truncated stay zero. Extract never
 // allocates and never fails: any byte string is some packet.
+//
+// It is the switch's specialised hot-path reader, not a second codec:
+// package packet decodes frames everywhere else, and a property test
+// there (packet/flowtable_test.go) keeps the two equal on every frame
+// packet accepts. Extract differs only where OpenFlow 1.0 is more lenient
+// (it reads a header its length fields call malformed) or reads more
+// (802.3 SNAP).
 func Extract(frame []byte, inPort uint16) (tcam.Fields, Layout) {
 	f := tcam.Fields{InPort: inPort, DlVlan: openflow.VlanNone}
 	l := Layout{VLANOffset: -1, L3Offset: -1, L4Offset: -1}
-	if len(frame) < 14 {
+	if len(frame) < packet.EthernetLen {
 		// Too short for Ethernet: keep whatever addresses are present.
 		if len(frame) >= 6 {
 			copy(f.DlDst[:], frame[0:6])
@@ -68,47 +64,47 @@ func Extract(frame []byte, inPort uint16) (tcam.Fields, Layout) {
 	copy(f.DlDst[:], frame[0:6])
 	copy(f.DlSrc[:], frame[6:12])
 	off := 12
-	typ := binary.BigEndian.Uint16(frame[off:])
+	typ := packet.EtherType(binary.BigEndian.Uint16(frame[off:]))
 	off += 2
-	if typ == EtherTypeVLAN {
-		if len(frame) < off+4 {
+	if typ == packet.EtherTypeVLAN {
+		if len(frame) < off+packet.Dot1QLen {
 			return f, l
 		}
 		tci := binary.BigEndian.Uint16(frame[off:])
 		f.DlVlan = tci & 0x0fff
 		f.DlVlanPcp = uint8(tci >> 13)
 		l.VLANOffset = 12
-		typ = binary.BigEndian.Uint16(frame[off+2:])
-		off += 4
+		typ = packet.EtherType(binary.BigEndian.Uint16(frame[off+2:]))
+		off += packet.Dot1QLen
 	}
-	if typ < etherTypeMin {
+	if typ < packet.EtherTypeMin {
 		// 802.3: LLC (3 bytes) + SNAP (OUI 3, type 2).
 		if len(frame) >= off+8 && frame[off] == 0xaa && frame[off+1] == 0xaa && frame[off+2] == 0x03 &&
 			frame[off+3] == 0 && frame[off+4] == 0 && frame[off+5] == 0 {
-			typ = binary.BigEndian.Uint16(frame[off+6:])
+			typ = packet.EtherType(binary.BigEndian.Uint16(frame[off+6:]))
 			off += 8
 		} else {
 			f.DlType = dlTypeNotEther
 			return f, l
 		}
 	}
-	f.DlType = typ
+	f.DlType = uint16(typ)
 	switch typ {
-	case EtherTypeIPv4:
+	case packet.EtherTypeIPv4:
 		extractIPv4(frame, off, &f, &l)
-	case EtherTypeARP:
+	case packet.EtherTypeARP:
 		extractARP(frame, off, &f, &l)
 	}
 	return f, l
 }
 
 func extractIPv4(frame []byte, off int, f *tcam.Fields, l *Layout) {
-	if len(frame) < off+20 {
+	if len(frame) < off+packet.IPv4MinLen {
 		return
 	}
 	ip := frame[off:]
 	ihl := int(ip[0]&0x0f) * 4
-	if ip[0]>>4 != 4 || ihl < 20 || len(ip) < ihl {
+	if ip[0]>>4 != 4 || ihl < packet.IPv4MinLen || len(ip) < ihl {
 		return
 	}
 	l.L3Offset, l.IPv4 = off, true
@@ -120,16 +116,16 @@ func extractIPv4(frame []byte, off int, f *tcam.Fields, l *Layout) {
 		return // non-first fragment: no transport header
 	}
 	l4 := ip[ihl:]
-	switch f.NwProto {
-	case IPProtoTCP:
-		if len(l4) < 20 {
+	switch packet.IPProtocol(f.NwProto) {
+	case packet.IPProtocolTCP:
+		if len(l4) < packet.TCPMinLen {
 			return
 		}
-	case IPProtoUDP:
-		if len(l4) < 8 {
+	case packet.IPProtocolUDP:
+		if len(l4) < packet.UDPLen {
 			return
 		}
-	case IPProtoICMP:
+	case packet.IPProtocolICMP:
 		if len(l4) < 4 {
 			return
 		}
@@ -145,12 +141,12 @@ func extractIPv4(frame []byte, off int, f *tcam.Fields, l *Layout) {
 }
 
 func extractARP(frame []byte, off int, f *tcam.Fields, l *Layout) {
-	if len(frame) < off+28 {
+	if len(frame) < off+packet.ARPLen {
 		return
 	}
 	a := frame[off:]
 	// Only Ethernet/IPv4 ARP fills nw_*.
-	if binary.BigEndian.Uint16(a[0:2]) != 1 || binary.BigEndian.Uint16(a[2:4]) != EtherTypeIPv4 || a[4] != 6 || a[5] != 4 {
+	if binary.BigEndian.Uint16(a[0:2]) != 1 || packet.EtherType(binary.BigEndian.Uint16(a[2:4])) != packet.EtherTypeIPv4 || a[4] != 6 || a[5] != 4 {
 		return
 	}
 	l.L3Offset = off

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/internal/clock"
+	"github.com/pseudocong/pseudocong/internal/ring"
 	"github.com/pseudocong/pseudocong/softswitch"
 	"github.com/pseudocong/pseudocong/softswitch/dataplane"
 )
@@ -16,11 +17,11 @@ import (
 type delayLine struct {
 	p        *Pipeline
 	limit    int
-	q        []delayItem
-	head     int
+	q        ring.Buffer[delayItem] // a ring: under steady load the line never empties
 	timer    clock.Timer
 	draining bool
 	stopped  bool
+	batch    []softswitch.Hit // fire's, reused (one fire runs at a time)
 }
 
 type delayItem struct {
@@ -31,7 +32,7 @@ type delayItem struct {
 
 func (l *delayLine) init(p *Pipeline, limit int) { l.p, l.limit = p, limit }
 
-func (l *delayLine) len() int { return len(l.q) - l.head }
+func (l *delayLine) len() int { return l.q.Len() }
 
 // pushLocked queues h to be delivered one hit delay after now.
 func (l *delayLine) pushLocked(h softswitch.Hit, path string, now time.Time) {
@@ -43,10 +44,7 @@ func (l *delayLine) pushLocked(h softswitch.Hit, path string, now time.Time) {
 		l.p.dropLocked(dataplane.DropDelayLineFull)
 		return
 	}
-	if l.head > 0 && l.head == len(l.q) {
-		l.q, l.head = l.q[:0], 0
-	}
-	l.q = append(l.q, delayItem{h: h, path: path, due: now.Add(l.p.hitDelay)})
+	l.q.Push(delayItem{h: h, path: path, due: now.Add(l.p.hitDelay)})
 	l.armLocked(now)
 }
 
@@ -56,7 +54,7 @@ func (l *delayLine) armLocked(now time.Time) {
 	if l.draining || l.timer != nil || l.len() == 0 || l.stopped {
 		return
 	}
-	l.timer = l.p.clk.AfterFunc(l.q[l.head].due.Sub(now), l.fire)
+	l.timer = l.p.clk.AfterFunc(l.q.Head().due.Sub(now), l.fire)
 }
 
 // fire delivers every due packet, in order, without holding the lock
@@ -72,11 +70,9 @@ func (l *delayLine) fire() {
 	l.draining = true
 	for !l.stopped {
 		now := p.clk.Now()
-		var batch []softswitch.Hit
-		for l.len() > 0 && !l.q[l.head].due.After(now) {
-			it := l.q[l.head]
-			l.q[l.head] = delayItem{}
-			l.head++
+		batch := l.batch[:0]
+		for l.len() > 0 && !l.q.Head().due.After(now) {
+			it := l.q.Pop()
 			p.st.Delivered[it.path]++
 			p.metrics.ObserveForwarding(it.path, now.Sub(it.h.At))
 			batch = append(batch, it.h)
@@ -85,10 +81,10 @@ func (l *delayLine) fire() {
 			break
 		}
 		p.mu.Unlock()
-		for _, h := range batch {
-			p.sw.Deliver(h)
-		}
+		p.sw.DeliverBatch(batch)
+		clear(batch) // drop the frames
 		p.mu.Lock()
+		l.batch = batch[:0]
 	}
 	l.draining = false
 	l.armLocked(p.clk.Now())
@@ -102,7 +98,9 @@ func (l *delayLine) stop() []delayItem {
 		l.timer.Stop()
 		l.timer = nil
 	}
-	rest := append([]delayItem(nil), l.q[l.head:]...)
-	l.q, l.head = nil, 0
+	rest := make([]delayItem, 0, l.q.Len())
+	for l.q.Len() > 0 {
+		rest = append(rest, l.q.Pop())
+	}
 	return rest
 }

@@ -33,7 +33,10 @@ func (p *Pipeline) Forward(h softswitch.Hit) {
 		// not place, or one deleted since the lookup), which the software
 		// table still forwards.
 		p.table.Used(id)
-		p.line.pushLocked(h, dataplane.PathHit, p.clk.Now())
+		// From the lookup's time (h.At), the switch's now: the same
+		// instant on the virtual clock, and on the wall clock a clock
+		// read per packet saved and a delay counted from the arrival.
+		p.line.pushLocked(h, dataplane.PathHit, h.At)
 		p.mu.Unlock()
 		return
 	}

@@ -99,8 +99,7 @@ func TestDrainTakesTheBatch(t *testing.T) {
 		o  Outbox
 	)
 	lens := []int{}
-	var f func()
-	f = func() {
+	f := func() {
 		mu.Lock()
 		lens = append(lens, o.LenLocked())
 		mu.Unlock()

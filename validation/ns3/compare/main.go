@@ -172,9 +172,13 @@ type oursResult struct {
 // The settings both sides share: ns-3's timers (MinRto 1 s, SYN 3 s,
 // delayed ACK 2 segments / 200 ms, no quick-ACK), IW 10, segment 1448 B,
 // 4 MiB buffers, SACK and timestamps, no F-RTO (ns-3 has none).
-func runOurs(c cell, d time.Duration) (oursResult, error) {
-	cfg := dumbbell.Config{Flows: c.flows, CC: []string{c.cc}, Bottleneck: int64(c.mbit) * 1_000_000, RTT: c.rtt,
+func oursConfig(c cell, d time.Duration) dumbbell.Config {
+	return dumbbell.Config{Flows: c.flows, CC: []string{c.cc}, Bottleneck: int64(c.mbit) * 1_000_000, RTT: c.rtt,
 		Queue: c.bdp(), Qdisc: "droptail", Duration: d, DelAck: delAck, Seed: 1, Profile: tcp.NS3(), NoFRTO: true, CountACKs: countACKs}
+}
+
+func runOurs(c cell, d time.Duration) (oursResult, error) {
+	cfg := oursConfig(c, d)
 	var qw float64
 	if c.red {
 		cfg.Qdisc, cfg.ECN = "red,ecn", true

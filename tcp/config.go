@@ -28,6 +28,12 @@ type Config struct {
 	// Pacing spaces segments at the algorithm's PacingRate, if it sets one.
 	Pacing    bool
 	DupThresh int // duplicate ACKs (or SACKed segments) that mean a loss
+	// CountACKs hands the algorithm at most one acknowledged segment per
+	// ACK, as ns-3's TcpNewReno counts (one segment per ACK in slow start,
+	// MSS²/cwnd per ACK above it); off, the algorithm gets the segments
+	// acknowledged, as Linux (RFC 3465 with L = ∞). For comparisons with
+	// ns-3 only.
+	CountACKs bool
 	// CC names the congestion-control algorithm (cc.Names()).
 	CC string
 	// Algorithm, if set, is used instead of a new instance of CC (one

@@ -186,3 +186,24 @@ func TestEifelSpuriousTimeout(t *testing.T) {
 		t.Errorf("TCPTimeouts %d TCPLossUndo %d TCPSpuriousRTOs %d, want ≥1, 1, 0", st.TCPTimeouts, st.TCPLossUndo, st.TCPSpuriousRTOs)
 	}
 }
+
+// TestCountACKs: with delayed ACKs, counting ACKs (ns-3) instead of
+// segments (Linux) slows slow start from ×2 to ×1.5 per RTT.
+func TestCountACKs(t *testing.T) {
+	cwndAfter := func(count bool) uint32 {
+		ca, cb := testConfig(), testConfig()
+		ca.CountACKs = count
+		cb.Profile.QuickAcks = 0
+		p := newPipe(t, ca, cb, 50*time.Millisecond)
+		Bulk(p.a)
+		p.start()
+		p.sim.RunUntil(epoch.Add(100*time.Millisecond + 4*100*time.Millisecond + 50*time.Millisecond))
+		return p.a.Info().Cwnd
+	}
+	segs, acks := cwndAfter(false), cwndAfter(true)
+	t.Logf("cwnd after 4 RTTs: %d counting segments, %d counting ACKs", segs, acks)
+	// Four RTTs of slow start from 10: ×2 gives 160, ×1.5 about 50.
+	if segs < 140 || acks > 70 || acks < 40 {
+		t.Errorf("cwnd after 4 RTTs: %d counting segments, %d counting ACKs; want ≈ 160 and ≈ 50", segs, acks)
+	}
+}

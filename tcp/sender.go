@@ -164,7 +164,11 @@ func (c *Conn) onAck(s *Segment) {
 		c.prrReduce(ackedSacked, newlyLost > 0, advanced)
 	} else if newlyAcked > 0 && c.isCwndLimited(priorInFlight) {
 		c.fillCC()
-		c.alg.CongAvoid(&c.cc, ackedSacked)
+		n := ackedSacked
+		if c.cfg.CountACKs {
+			n = min(n, 1)
+		}
+		c.alg.CongAvoid(&c.cc, n)
 	}
 	c.cc.Cwnd = max(c.cc.Cwnd, 1)
 

@@ -44,6 +44,8 @@ type Config struct {
 	// NoSACK, NoTimestamps and NoFRTO turn off what tcp.DefaultConfig
 	// turns on (ns-3 has no F-RTO, for instance).
 	NoSACK, NoTimestamps, NoFRTO bool
+	// CountACKs is tcp.Config.CountACKs (ns-3's per-ACK window growth).
+	CountACKs bool
 	// Buffer is each endpoint's send and receive buffer in bytes; 0: 4 MiB.
 	Buffer int
 	// StartGap is the time between flow starts; 0: 100 ms.
@@ -255,6 +257,7 @@ func Run(cfg Config) (*Result, error) {
 			tc.Profile.DelAckCount = 1
 		}
 		tc.SACK, tc.Timestamps, tc.FRTO = !cfg.NoSACK, !cfg.NoTimestamps, !cfg.NoFRTO
+		tc.CountACKs = cfg.CountACKs
 		tc.MSS = cfg.Segment
 		if tc.Timestamps {
 			tc.MSS += 12

@@ -27,6 +27,9 @@ import (
 // delAck is -delack: delayed ACKs (2 segments, 200 ms) on both sides.
 var delAck = true
 
+// countACKs is -count-acks.
+var countACKs bool
+
 type cell struct {
 	flows int
 	cc    string
@@ -55,8 +58,9 @@ func main() {
 	only := flag.String("cc", "", "comma-separated algorithms to keep (default: the grid's)")
 	onlyFlows := flag.String("flows", "", "comma-separated flow counts to keep (default: the grid's)")
 	delack := flag.Bool("delack", true, "delayed ACKs on both sides")
+	acks := flag.Bool("count-acks", false, "our sender grows the window per ACK as ns-3's TcpNewReno (tcp.Config.CountACKs)")
 	flag.Parse()
-	delAck = *delack
+	delAck, countACKs = *delack, *acks
 	var cells []cell
 	flows, ccs, rates, rtts, reds := []int{1, 2, 4}, []string{"newreno", "cubic", "bbr", "vegas"}, []int{10, 50}, []time.Duration{20 * time.Millisecond, 80 * time.Millisecond}, []bool{false, true}
 	if *grid == "reduced" {
@@ -168,9 +172,13 @@ type oursResult struct {
 // The settings both sides share: ns-3's timers (MinRto 1 s, SYN 3 s,
 // delayed ACK 2 segments / 200 ms, no quick-ACK), IW 10, segment 1448 B,
 // 4 MiB buffers, SACK and timestamps, no F-RTO (ns-3 has none).
+func oursConfig(c cell, d time.Duration) dumbbell.Config {
+	return dumbbell.Config{Flows: c.flows, CC: []string{c.cc}, Bottleneck: int64(c.mbit) * 1_000_000, RTT: c.rtt,
+		Queue: c.bdp(), Qdisc: "droptail", Duration: d, DelAck: delAck, Seed: 1, Profile: tcp.NS3(), NoFRTO: true, CountACKs: countACKs}
+}
+
 func runOurs(c cell, d time.Duration) (oursResult, error) {
-	cfg := dumbbell.Config{Flows: c.flows, CC: []string{c.cc}, Bottleneck: int64(c.mbit) * 1_000_000, RTT: c.rtt,
-		Queue: c.bdp(), Qdisc: "droptail", Duration: d, DelAck: delAck, Seed: 1, Profile: tcp.NS3(), NoFRTO: true}
+	cfg := oursConfig(c, d)
 	var qw float64
 	if c.red {
 		cfg.Qdisc, cfg.ECN = "red,ecn", true

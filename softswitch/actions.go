@@ -178,6 +178,9 @@ func (s *Switch) transmitLocked(ps *portState, frame []byte) {
 		s.met.dropped(no, dropOutbox)
 		return
 	}
+	if ps.filter != nil {
+		ps.filter.ToPort(frame)
+	}
 	ps.stats.TxPackets++
 	ps.stats.TxBytes += uint64(len(frame))
 	s.met.forwarded(no)

@@ -42,6 +42,7 @@ type portState struct {
 	state  uint32
 	adv    uint32 // advertised features set by PORT_MOD (0 = port's own)
 	stats  openflow.PortStats
+	filter PortFilter // seam (d); nil: none
 }
 
 func (p *portState) phyPort() openflow.PhyPort {

@@ -32,6 +32,7 @@ func addVCCFlags(f *pflag.FlagSet) {
 	f.StringSlice("vcc-port", nil, "tenant-facing --port interface to run vCC on (repeatable or comma-separated)")
 	f.Int("vcc-max-flows", vcc.DefaultMaxFlows, "vCC flow table size, shared by the --vcc-port interfaces; new flows beyond it pass untranslated (counted)")
 	f.Duration("vcc-idle-timeout", vcc.DefaultIdleTimeout, "a vCC flow with no frame for this long is removed")
+	f.String("vcc-react", "rtt", "how often vCC may cut a flow's window: rtt (at most once per smoothed RTT) or window (once per window of data, as a Linux ECN sender)")
 }
 
 // setupVCC installs one shared vCC Translator on the --vcc-port
@@ -53,6 +54,10 @@ func setupVCC(v *viper.Viper, sw *softswitch.Switch, ifnames []string, reg prome
 	if idle <= 0 {
 		return usageErrorf("--vcc-idle-timeout %v: want > 0", idle)
 	}
+	react, err := vcc.ParseReact(v.GetString("vcc-react"))
+	if err != nil {
+		return usageErrorf("--vcc-react: %w", err)
+	}
 	no := map[string]uint16{}
 	for i, n := range ifnames {
 		no[n] = uint16(i + 1)
@@ -71,12 +76,12 @@ func setupVCC(v *viper.Viper, sw *softswitch.Switch, ifnames []string, reg prome
 	if err != nil {
 		return err
 	}
-	tr := vcc.New(clock.Wall{}, vcc.Config{MaxFlows: maxFlows, IdleTimeout: idle, Metrics: met})
+	tr := vcc.New(clock.Wall{}, vcc.Config{MaxFlows: maxFlows, IdleTimeout: idle, React: react, Metrics: met})
 	for _, n := range names {
 		if err := sw.SetPortFilter(no[n], vcc.PortFilter{T: tr}); err != nil {
 			return fmt.Errorf("--vcc-port %s: %w", n, err)
 		}
-		log.Info("vCC on port", "port", no[n], "iface", n)
+		log.Info("vCC on port", "port", no[n], "iface", n, "react", react)
 	}
 	return nil
 }

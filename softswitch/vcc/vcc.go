@@ -2,6 +2,7 @@ package vcc
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"time"
 
@@ -33,8 +34,42 @@ type Config struct {
 	// IdleTimeout: a flow that has seen no frame for this long is removed
 	// (counted as evicted "idle"). Default DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// React is how often a flow's window may be cut: ReactPerRTT (the
+	// default, the rule) or ReactPerWindow.
+	React React
 	// Metrics: nil disables metrics.
 	Metrics *Metrics
+}
+
+// React is the rule that spaces a flow's window cuts.
+type React uint8
+
+const (
+	// ReactPerRTT cuts at most once per smoothed RTT of the flow, timed
+	// from the last cut (the reading of the authors' patch).
+	ReactPerRTT React = iota
+	// ReactPerWindow cuts at most once per window of data: ECE on ACKs
+	// of data sent before the last cut is ignored, as Linux's ECN sender
+	// does (CWR state until snd_una passes high_seq, RFC 3168 §6.1.2).
+	ReactPerWindow
+)
+
+// ParseReact parses "rtt" or "window".
+func ParseReact(s string) (React, error) {
+	switch s {
+	case "rtt":
+		return ReactPerRTT, nil
+	case "window":
+		return ReactPerWindow, nil
+	}
+	return 0, fmt.Errorf("vcc: react %q: want rtt or window", s)
+}
+
+func (r React) String() string {
+	if r == ReactPerWindow {
+		return "window"
+	}
+	return "rtt"
 }
 
 // Translator is the vCC translation of a set of tenant ports. It is safe
@@ -156,7 +191,8 @@ type flow struct {
 	target     uint32
 	growAcc    uint32 // acked bytes towards the next MSS of growth
 	lastCut    time.Time
-	cwrPending bool // set CWR on the tenant's next data segment
+	cutSeq     uint32 // sndNxt at the last cut (ReactPerWindow)
+	cwrPending bool   // set CWR on the tenant's next data segment
 
 	ceEcho bool // the peer's data was CE-marked: echo ECE on the tenant's ACKs until the peer sends CWR
 
@@ -220,6 +256,10 @@ func (t *Translator) FromTenant(frame []byte) {
 	var setFlags, clearFlags packet.TCPFlags
 	if len(p.Payload) > 0 {
 		end := seq + n
+		// New data leaves ECT(0); a retransmission stays Not-ECT, as RFC
+		// 3168 §6.1.5 has an ECN sender do (so a vECN flow is no more
+		// robust to loss than a native ECN one).
+		fresh := !before(seq, f.sndNxt)
 		if after(end, f.sndNxt) {
 			if !f.timing && !before(seq, f.sndNxt) {
 				f.timing, f.timedEnd, f.timedAt = true, end, now
@@ -228,7 +268,7 @@ func (t *Translator) FromTenant(frame []byte) {
 		} else if f.timing && before(seq, f.timedEnd) {
 			f.timing = false // a retransmission: Karn, no sample from it
 		}
-		if p.IPv4.ECN() == packet.ECNNotECT {
+		if fresh && p.IPv4.ECN() == packet.ECNNotECT {
 			setECN(frame, off, packet.ECNECT0)
 			t.stats.ECTMarked++
 			t.met.inc(cEctMarked)
@@ -411,7 +451,13 @@ func (t *Translator) peerACK(frame []byte, off offsets, f *flow, now time.Time) 
 	if p.TCP.Flags&packet.TCPFlagECE != 0 {
 		t.stats.ECESeen++
 		t.met.inc(cEceSeen)
-		if f.lastCut.IsZero() || now.Sub(f.lastCut) >= f.srtt {
+		var again bool
+		if t.cfg.React == ReactPerWindow {
+			again = after(ack, f.cutSeq)
+		} else {
+			again = now.Sub(f.lastCut) >= f.srtt
+		}
+		if f.lastCut.IsZero() || again {
 			base := inFlight
 			if f.throttling {
 				base = f.target
@@ -421,7 +467,7 @@ func (t *Translator) peerACK(frame []byte, off offsets, f *flow, now time.Time) 
 				// Start the shrink from what the tenant has in flight.
 				f.window = max(inFlight, f.target)
 			}
-			f.throttling, f.lastCut, f.cwrPending, f.growAcc = true, now, true, 0
+			f.throttling, f.lastCut, f.cutSeq, f.cwrPending, f.growAcc = true, now, f.sndNxt, true, 0
 			t.stats.Reductions++
 			t.met.inc(cReductions)
 		}

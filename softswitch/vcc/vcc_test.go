@@ -441,3 +441,32 @@ func BenchmarkToTenantACK(b *testing.B) {
 		r.tr.ToTenant(buf)
 	}
 }
+
+// A retransmission is not marked ECT (RFC 3168 §6.1.5).
+func TestRetransmissionNotECT(t *testing.T) {
+	r := newRig(t, Config{})
+	r.handshake(-1, -1)
+	r.data(1000, 2)
+	if p := r.send(seg{flags: packet.TCPFlagACK, seq: 1000, ack: 5001, payload: mss}); p.IPv4.ECN() != packet.ECNNotECT {
+		t.Fatalf("retransmission leaves %v, want Not-ECT", p.IPv4.ECN())
+	}
+}
+
+// ReactPerWindow ignores ECE on ACKs of data sent before the last cut,
+// however much time passed.
+func TestReactPerWindow(t *testing.T) {
+	r := newRig(t, Config{React: ReactPerWindow})
+	r.handshake(-1, -1)
+	r.data(1000, 10)
+	r.ack(1000+mss, 0xffff, true)
+	r.clk.RunFor(time.Second)
+	r.ack(1000+5*mss, 0xffff, true)
+	if n := r.tr.Stats().Reductions; n != 1 {
+		t.Fatalf("%d reductions within the window, want 1", n)
+	}
+	r.data(1000+10*mss, 1)
+	r.ack(1000+11*mss, 0xffff, true)
+	if n := r.tr.Stats().Reductions; n != 2 {
+		t.Fatalf("%d reductions after the window, want 2", n)
+	}
+}

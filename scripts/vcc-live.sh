@@ -8,7 +8,7 @@
 # Knobs (environment): PSEUDOCONG_VCC_SECONDS (15), PSEUDOCONG_VCC_ROUNDS (2),
 # PSEUDOCONG_VCC_RATE (50mbit), PSEUDOCONG_VCC_DELAY (5ms),
 # PSEUDOCONG_VCC_RED (red,limit=1000000,min=90000,max=90001,probability=1.0,avpkt=1000,ecn),
-# PSEUDOCONG_VCC_REACT (rtt or window). Everything it creates (namespaces,
+# PSEUDOCONG_VCC_REACT (rtt or window), PSEUDOCONG_VCC_SS (non-empty: log ss -tin). Everything it creates (namespaces,
 # veths, processes) is removed at the end, also on failure; the sysctls it
 # sets are per namespace and go with them.
 set -euo pipefail

@@ -43,7 +43,9 @@ import (
 // 50mbit), PSEUDOCONG_VCC_DELAY (default 5ms), PSEUDOCONG_VCC_RED (the
 // qdisc spec, default below), PSEUDOCONG_VCC_ROUNDS (default 2: the
 // ratios are averaged over rounds, each round measuring without then
-// with vCC), PSEUDOCONG_VCC_REACT (rtt or window, --vcc-react).
+// with vCC), PSEUDOCONG_VCC_REACT (rtt or window, --vcc-react),
+// PSEUDOCONG_VCC_SS (non-empty: log `ss -tin` of one flow per class three
+// times during each cell, for diagnosis).
 
 const (
 	vccSenders     = 10
@@ -182,8 +184,8 @@ func TestSerialVCCLiveFairness(t *testing.T) {
 	// its share rises clearly. (Measured here it overshoots fair — the
 	// vECN class ends above the ECN class, docs/vcc.md — so "toward
 	// fair" is checked as a rise and a bound, not as nearness to 1.)
-	if rw > 0.92 {
-		t.Errorf("without vCC the non-ECN/ECN ratio is %.3f: want below fair (< 0.92)", rw)
+	if rw > 0.95 {
+		t.Errorf("without vCC the non-ECN/ECN ratio is %.3f: want below fair (< 0.95)", rw)
 	}
 	if rv < rw+0.15 || rv > 2 {
 		t.Errorf("with vCC the ratio is %.3f (without %.3f): want a rise of at least 0.15, and below 2", rv, rw)
@@ -273,6 +275,16 @@ func runVCCCell(t *testing.T, topo *testbed.Topology, seconds int) vccRun {
 			}
 			res[i] = r.End.SumReceived.BitsPerSecond
 		}()
+	}
+	if os.Getenv("PSEUDOCONG_VCC_SS") != "" {
+		// Diagnostics: the kernel's view of one flow per class, sampled.
+		for range 3 {
+			time.Sleep(time.Duration(seconds) * time.Second / 4) // sampling, not synchronisation
+			for _, h := range []testbed.Host{topo.Hosts[0], topo.Hosts[vccSenders-1]} {
+				out, _ := exec.Command("ip", "netns", "exec", h.Netns, "ss", "-tin", "dst", ip).Output()
+				t.Logf("ss %s:\n%s", h.Netns, out)
+			}
+		}
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -243,6 +243,9 @@ func (s *Switch) transmitQueueLocked(ps *portState, frame []byte, queue int64) {
 		s.met.dropped(no, dropOutbox)
 		return
 	}
+	if ps.filter != nil {
+		ps.filter.ToPort(frame)
+	}
 	ps.stats.TxPackets++
 	ps.stats.TxBytes += uint64(len(frame))
 	if ps.txC != nil {

@@ -47,6 +47,7 @@ type portState struct {
 	// rxC, txC are the port's pseudocong_switch_packets_{received,
 	// forwarded}_total children (nil without Metrics).
 	rxC, txC prometheus.Counter
+	filter   PortFilter // seam (d); nil: none
 }
 
 func (p *portState) phyPort() openflow.PhyPort {

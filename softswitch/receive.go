@@ -55,6 +55,9 @@ func (s *Switch) receiveLocked(inPort uint16, frame []byte) {
 		s.met.dropped(inPort, dropNoRecv)
 		return
 	}
+	if ps.filter != nil {
+		ps.filter.FromPort(frame)
+	}
 	fields, layout := flowtable.Extract(frame, inPort)
 	if s.configFlags&openflow.ConfigFragMask == openflow.ConfigFragDrop && isFragment(frame, layout) {
 		ps.stats.RxDropped++

@@ -32,7 +32,7 @@ need --private-key, --certificate and --ca-cert.
 
 Without a connected controller, --fail-mode secure drops table misses and
 standalone forwards them as an L2 learning switch. Ports are in-memory
-(--ports N creates ports 1..N) unless --port names Linux interfaces.` + linkEmuHelp,
+(--ports N creates ports 1..N) unless --port names Linux interfaces.` + linkEmuHelp + vccHelp,
 		Args: cobra.NoArgs,
 		RunE: runSwitch,
 	}
@@ -48,6 +48,7 @@ standalone forwards them as an L2 learning switch. Ports are in-memory
 	f.StringArray("port", nil, "Linux interface to use as a port via AF_PACKET (repeatable; numbered 1, 2, ... in order)")
 	f.Int("tpacket-version", 0, "AF_PACKET ring version for --port, 2 or 3 (0: 2, which adds no latency)")
 	addLinkEmuFlags(f)
+	addVCCFlags(f)
 	f.Int("buffers", 256, "packet buffers for PACKET_IN (n_buffers); 0 disables buffering")
 	f.Int("table-size", 0, "flow table capacity, TCAM + backing table; overrides the profile's backing_table.capacity (0: TCAM + the profile's backing table)")
 	f.String("metrics-addr", "", "serve Prometheus metrics on HOST:PORT (empty: off)")
@@ -133,6 +134,9 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if len(v.GetStringSlice("vcc-port")) > 0 && len(v.GetStringSlice("port")) == 0 {
+		return usageErrorf("--vcc-port needs --port interfaces")
+	}
 	if ifnames := v.GetStringSlice("port"); len(ifnames) > 0 {
 		closePorts, err := addLinuxPorts(sw, ifnames, v.GetInt("tpacket-version"), emu, reg, log)
 		if err != nil {
@@ -140,6 +144,9 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 		}
 		defer closePorts()
 		nports = 0
+		if err := setupVCC(v, sw, ifnames, reg, log); err != nil {
+			return err
+		}
 	}
 	ports := max(nports, len(v.GetStringSlice("port"))) // for the log line
 	for i := 1; i <= nports; i++ {

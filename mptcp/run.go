@@ -102,7 +102,11 @@ func (c *RunConfig) check() error {
 }
 
 // Run runs one bulk transfer from client to server over cfg.Paths.
-func Run(cfg RunConfig) (*Result, error) {
+func Run(cfg RunConfig) (*Result, error) { return run(cfg, nil) }
+
+// run is Run with probe (tests) called after every segment either side
+// takes in.
+func run(cfg RunConfig, probe func(client, server *Conn)) (*Result, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -152,6 +156,9 @@ func Run(cfg RunConfig) (*Result, error) {
 			pk := np.Meta.(*pkt)
 			server.Input(pk.path, &pk.seg)
 			n.put(pk)
+			if probe != nil {
+				probe(client, server)
+			}
 		}); err != nil {
 			return nil, fmt.Errorf("mptcp: path %d: %w", i, err)
 		}
@@ -159,6 +166,9 @@ func Run(cfg RunConfig) (*Result, error) {
 			pk := np.Meta.(*pkt)
 			client.Input(pk.path, &pk.seg)
 			n.put(pk)
+			if probe != nil {
+				probe(client, server)
+			}
 		}); err != nil {
 			return nil, fmt.Errorf("mptcp: path %d: %w", i, err)
 		}

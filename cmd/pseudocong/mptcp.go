@@ -24,7 +24,8 @@ func newMPTCPGridCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "grid",
 		Short: "Run the mptcp spec's grid of timeout-retransmission policies",
-		Long: `mptcp grid runs every cell of an mptcp spec (experiments/specs/mptcp.yaml):
+		Long: `mptcp grid runs every cell of an mptcp spec (--spec mptcp, built in: paper
+004's grid, experiments/mptcpgrid/specs/mptcp.yaml; or a file in its schema):
 one bulk MPTCP transfer over two paths per policy, delay pair, subflow-2 loss,
 receive buffer and seed, on the virtual clock. It writes summary.json
 (mptcp.goodput_mbps.{policy}.d{D1}-{D2}.l{L2}.b{KB}, mptcp.blocked_share...),
@@ -32,13 +33,14 @@ cells.csv (every run) and one goodput and one blocked-share figure per delay
 pair and buffer into --out. --reduced runs the spec's smaller grid (the one
 the tests check).
 
-  pseudocong mptcp grid --spec experiments/specs/mptcp.yaml --out out/mptcp
-  pseudocong mptcp grid --spec experiments/specs/mptcp.yaml --out out/mptcp-reduced --reduced`,
+  pseudocong mptcp grid --out out/mptcp
+  pseudocong mptcp grid --out out/mptcp-reduced --reduced
+  pseudocong mptcp grid --spec my-grid.yaml --out out/my-grid`,
 		Args: cobra.NoArgs,
 		RunE: runMPTCPGrid,
 	}
 	f := cmd.Flags()
-	f.String("spec", "experiments/specs/mptcp.yaml", "the mptcp spec file")
+	f.String("spec", "mptcp", `the spec: "mptcp" (built in: paper 004's grid) or a path to a .yaml file in its schema`)
 	f.String("out", "out/mptcp", "output directory")
 	f.Bool("reduced", false, "run the spec's reduced grid")
 	f.Int("workers", runtime.GOMAXPROCS(0), "runs in parallel")

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The tests run the spec's reduced grid (experiments/specs/mptcp.yaml,
+// The tests run the spec's reduced grid (experiments/mptcpgrid/specs/mptcp.yaml, built in as "mptcp";
 // "reduced": 4 loss rates, 3 seeds, 60 s runs; about 10 s of CPU) once and
 // check the summary's values; the full grid is
 // `go run ./cmd/pseudocong mptcp grid` (docs/mptcp.md).
@@ -23,7 +23,7 @@ var (
 func reducedGrid(t *testing.T) (*Result, map[string]float64) {
 	t.Helper()
 	gridOnce.Do(func() {
-		s, err := Load("../specs/mptcp.yaml")
+		s, err := Load("mptcp")
 		if err != nil {
 			gridErr = err
 			return

@@ -1,8 +1,9 @@
 // Package mptcpgrid is the `mptcp` experiment: paper 004's grid of MPTCP
 // timeout-retransmission policies against receive-buffer blocking, run on
-// package mptcp in the simulator. Its spec (experiments/specs/mptcp.yaml)
+// package mptcp in the simulator. Its spec (experiments/mptcpgrid/specs/mptcp.yaml)
 // has its own schema, because its cells are paths, losses and buffers
-// rather than switches and flow rates; its summary.json has the same shape
+// rather than switches and flow rates (so it lives here, embedded, not
+// among package experiments' specs); its summary.json has the same shape
 // as the other specs' (experiments.Summary) with the keys
 // mptcp.goodput_mbps.{policy}.d{D1}-{D2}.l{L2}.b{KB} and
 // mptcp.blocked_share.{...}; its figures are goodput (and blocked share)
@@ -12,9 +13,11 @@ package mptcpgrid
 
 import (
 	"bytes"
+	_ "embed"
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -57,8 +60,20 @@ type Reduced struct {
 	Loss2    []int         `yaml:"loss2_percent"`
 }
 
-// Load reads and checks a spec file.
+// builtin is the paper's grid, specs/mptcp.yaml.
+//
+//go:embed specs/mptcp.yaml
+var builtin []byte
+
+// Load returns the built-in spec for "mptcp", or reads and checks the
+// spec file at path.
 func Load(path string) (*Spec, error) {
+	if path == "mptcp" {
+		return Parse(builtin, "builtin:mptcp")
+	}
+	if !strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml") && !strings.Contains(path, "/") {
+		return nil, fmt.Errorf("mptcp spec %q: want \"mptcp\" (built in) or a path to a .yaml file", path)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("mptcp spec: %w", err)

@@ -6,7 +6,7 @@ import (
 )
 
 func TestSpecFileParses(t *testing.T) {
-	s, err := Load("../specs/mptcp.yaml")
+	s, err := Load("mptcp")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,9 +98,13 @@ func TestDLCSAtLeastSameWithUnequalDelays(t *testing.T) {
 			}
 		}
 	}
-	// The paper's ordering, reported (not asserted: ours differs, see
-	// docs/mptcp.md): DLCS best, ASAP worst or near it, with unequal
-	// delays; DLCS within a few per cent of the best other with equal ones.
+	// The paper's ordering. Asserted where it holds in ours: with unequal
+	// delays DLCS is the best (within 0.5 %) in at least half the cells —
+	// mostly as a tie, since with two subflows CWND, SSTHRESH and LOSSRATE
+	// usually pick the same subflow after a timeout; with equal delays it
+	// is within 3 % of the best other policy in at least two thirds of
+	// them. Reported only, because it does not hold in ours: ASAP the
+	// worst (SAME is, docs/mptcp.md).
 	var best, asapLow, cells, eqNear, eqCells int
 	for _, d := range s.Delays {
 		for _, b := range s.BuffersKB {
@@ -137,6 +141,12 @@ func TestDLCSAtLeastSameWithUnequalDelays(t *testing.T) {
 	}
 	t.Logf("unequal delays: DLCS best (within 0.5 %%) in %d of %d cells, ASAP lowest (within 1 %%) in %d; equal delays: DLCS within 3 %% of the best other in %d of %d",
 		best, cells, asapLow, eqNear, eqCells)
+	if 2*best < cells {
+		t.Errorf("unequal delays: DLCS best (within 0.5 %%) in only %d of %d cells", best, cells)
+	}
+	if 3*eqNear < 2*eqCells {
+		t.Errorf("equal delays: DLCS within 3 %% of the best other in only %d of %d cells", eqNear, eqCells)
+	}
 }
 
 // Receive-buffer blocking grows with the delay asymmetry and shrinks with

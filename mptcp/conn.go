@@ -52,9 +52,9 @@ type mapping struct {
 type span struct{ l, r uint64 }
 
 type reinject struct {
-	data   uint64
-	n      uint64
-	target int
+	data         uint64
+	n            uint64
+	from, target int
 }
 
 type subflow struct {
@@ -186,7 +186,7 @@ func (c *Conn) addSubflow(path int, local, remote uint16) (*subflow, error) {
 		Established: func() { c.established(sf) },
 		Received:    func(n int) { c.subflowData(sf, n) },
 		Timeout:     func() { c.timeout(sf) },
-		Failed:      func(error) { sf.dead = true },
+		Failed:      func(error) { c.failed(sf) },
 	})
 	c.subs = append(c.subs, sf)
 	return sf, nil
@@ -425,11 +425,44 @@ func (c *Conn) timeout(sf *subflow) {
 	if t < 0 || t >= len(c.subs) || t == sf.id || !subs[t].Usable {
 		return
 	}
-	// Drop queued reinjections of this subflow's data (stale now), then
-	// queue everything it still holds beyond the DATA_ACK.
+	c.reinjectFrom(sf, t)
+	c.schedule()
+}
+
+// failed is a subflow that gave up (too many timeouts): what it held
+// beyond the DATA_ACK goes to the usable subflow with the lowest RTT, as
+// Linux reinjects a closed subflow's data.
+func (c *Conn) failed(sf *subflow) {
+	sf.dead = true
+	if !c.client {
+		return
+	}
+	subs := c.views()
+	t := -1
+	for i := range subs {
+		if subs[i].Usable && (t < 0 || subs[i].SRTT < subs[t].SRTT) {
+			t = i
+		}
+	}
+	if t < 0 {
+		return
+	}
+	for i := range c.reinj {
+		if c.reinj[i].target == sf.id {
+			c.reinj[i].target = t
+		}
+	}
+	c.reinjectFrom(sf, t)
+	c.schedule()
+}
+
+// reinjectFrom queues everything sf holds beyond the DATA_ACK for a
+// data-level retransmission on subflow t, replacing the reinjections
+// queued from sf before (stale now).
+func (c *Conn) reinjectFrom(sf *subflow, t int) {
 	keep := c.reinj[:0]
 	for _, r := range c.reinj {
-		if r.target != sf.id {
+		if r.from != sf.id {
 			keep = append(keep, r)
 		}
 	}
@@ -450,9 +483,8 @@ func (c *Conn) timeout(sf *subflow) {
 			n -= c.dataUna - d
 			d = c.dataUna
 		}
-		c.reinj = append(c.reinj, reinject{data: d, n: n, target: t})
+		c.reinj = append(c.reinj, reinject{data: d, n: n, from: sf.id, target: t})
 	}
-	c.schedule()
 }
 
 // write hands one segment's worth of data-level bytes to a subflow.

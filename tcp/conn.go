@@ -55,6 +55,9 @@ type Handlers struct {
 	Received func(n int)
 	// Failed reports that the connection gave up.
 	Failed func(err error)
+	// Timeout reports a retransmission timeout of data, after the sender
+	// entered Loss and retransmitted (package mptcp's policies hook here).
+	Timeout func()
 }
 
 // ErrHandshakeTimeout and ErrRetransmitTimeout are how a connection fails.
@@ -469,6 +472,9 @@ func (c *Conn) onRTO() {
 	c.rtt.backOff()
 	c.push()
 	c.rto.arm(c.rtt.rto())
+	if c.h.Timeout != nil {
+		c.h.Timeout()
+	}
 }
 
 func (c *Conn) fail(err error) {

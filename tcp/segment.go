@@ -50,6 +50,8 @@ type Segment struct {
 	// ECN is the IP codepoint the segment travels with; a marking queue
 	// sets it to CE.
 	ECN ECN
+	// MP is the MPTCP option (mpoption.go); package tcp leaves it alone.
+	MP MPOption
 }
 
 // IP and TCP header sizes without options.
@@ -82,6 +84,7 @@ func (s *Segment) OptionsLen() int {
 	if s.NumSACK > 0 {
 		n += 4 + 8*s.NumSACK
 	}
+	n += s.MP.Len()
 	return (n + 3) &^ 3
 }
 

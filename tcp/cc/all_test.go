@@ -164,7 +164,7 @@ func fuzzSender(t *testing.T, name string, seed uint64, clamp uint32, ecn bool) 
 // through a long random script, and the same script gives the same trace.
 func TestEveryAlgorithmInvariants(t *testing.T) {
 	names := Names()
-	want := []string{"bbr", "bic", "cubic", "dctcp", "highspeed", "newreno", "reno", "vegas", "yeah"}
+	want := []string{"bbr", "bic", "cubic", "dctcp", "highspeed", "lia", "newreno", "reno", "vegas", "yeah"}
 	if len(names) != len(want) {
 		t.Fatalf("registered %v, want %v", names, want)
 	}

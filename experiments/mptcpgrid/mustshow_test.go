@@ -22,6 +22,11 @@ var (
 
 func reducedGrid(t *testing.T) (*Result, map[string]float64) {
 	t.Helper()
+	if testing.Short() {
+		// Minutes under the race detector; one goroutine per cell and no
+		// shared state worth racing on: the integration phase runs it.
+		t.Skip("runs the reduced mptcp grid (about 10 s of CPU)")
+	}
 	gridOnce.Do(func() {
 		s, err := Load("mptcp")
 		if err != nil {

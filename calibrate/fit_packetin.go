@@ -1,0 +1,233 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// BurstFit describes the Packet-Ins a burst of table misses produced.
+type BurstFit struct {
+	// PacketInCost is the switch's time per Packet-In (1 / rate ceiling):
+	// the span between the first and last group's arrival divided by the
+	// Packet-Ins before the last group.
+	PacketInCost, SEPacketInCost time.Duration
+	// Rate is 1/PacketInCost in Packet-Ins per second.
+	Rate float64
+	// BatchSize is the median size of the groups the Packet-Ins arrive
+	// in (1: no batching); Groups lists every group's size.
+	BatchSize int
+	Groups    []int
+	// GapSplit is the inter-arrival gap that separates groups.
+	GapSplit time.Duration
+}
+
+// FitBurst groups arrival times (any order) into batches and measures the
+// rate ceiling. Two Packet-Ins are in the same batch when the gap between
+// them is much smaller than the typical gap between batches: the split is
+// the largest ratio between consecutive sorted gaps if it exceeds 4 (a
+// batched switch sends a group in one write, microseconds apart, and the
+// next one a batch's build time later); otherwise there is no batching.
+func FitBurst(arrivals []time.Duration) (BurstFit, error) {
+	if len(arrivals) < 8 {
+		return BurstFit{}, fmt.Errorf("calibrate: burst fit: %d Packet-Ins, need 8", len(arrivals))
+	}
+	t := append([]time.Duration(nil), arrivals...)
+	sort.Slice(t, func(i, j int) bool { return t[i] < t[j] })
+	gaps := make([]time.Duration, len(t)-1)
+	for i := range gaps {
+		gaps[i] = t[i+1] - t[i]
+	}
+	sg := append([]time.Duration(nil), gaps...)
+	sort.Slice(sg, func(i, j int) bool { return sg[i] < sg[j] })
+	split := time.Duration(-1) // no batching: every gap separates
+	bestRatio := 4.0
+	for i := 0; i+1 < len(sg); i++ {
+		lo := math.Max(float64(sg[i]), float64(time.Microsecond))
+		r := float64(sg[i+1]) / lo
+		// Only splits that leave at least one large gap per 64 Packet-Ins
+		// and a majority of small ones count as batching.
+		if r > bestRatio && i+1 >= len(sg)/2 && len(sg)-(i+1) >= 1 {
+			bestRatio, split = r, (sg[i]+sg[i+1])/2
+		}
+	}
+	var groups []int
+	var starts []time.Duration
+	n := 1
+	starts = append(starts, t[0])
+	for i, g := range gaps {
+		if split < 0 || g > split {
+			groups = append(groups, n)
+			n = 1
+			starts = append(starts, t[i+1])
+			continue
+		}
+		n++
+	}
+	groups = append(groups, n)
+	f := BurstFit{Groups: groups, GapSplit: max(split, 0)}
+	sz := append([]int(nil), groups...)
+	sort.Ints(sz)
+	f.BatchSize = sz[len(sz)/2]
+	if len(groups) < 2 {
+		return f, fmt.Errorf("calibrate: burst fit: all %d Packet-Ins arrived in one group; no rate measurable", len(t))
+	}
+	// Regress group start time on the Packet-Ins sent before it: the slope
+	// is the time per Packet-In, and its SE says how steady the rate was.
+	var x [][]float64
+	var y []float64
+	before := 0
+	for i, s := range starts {
+		x = append(x, []float64{1, float64(before)})
+		y = append(y, float64(s))
+		before += groups[i]
+	}
+	if len(y) >= 3 {
+		lf, err := leastSquares(x, y)
+		if err == nil {
+			f.PacketInCost, f.SEPacketInCost = time.Duration(lf.Beta[1]), time.Duration(lf.SE[1])
+		}
+	}
+	if f.PacketInCost <= 0 {
+		f.PacketInCost = (starts[len(starts)-1] - starts[0]) / time.Duration(before-groups[len(groups)-1])
+	}
+	f.Rate = 1 / f.PacketInCost.Seconds()
+	return f, nil
+}
+
+// FlushFit describes the flush timer from isolated misses: with a
+// periodic timer of period T a lone miss waits uniformly in [0, T) after
+// its build, so delays spread over T; a timer started by the first queued
+// entry gives a constant delay.
+type FlushFit struct {
+	Periodic bool
+	// Period is the flush period (periodic) or the fixed wait (one-shot);
+	// SE its standard error.
+	Period, SE time.Duration
+	// MinDelay, MedianDelay, MaxDelay of the isolated misses.
+	MinDelay, MedianDelay, MaxDelay time.Duration
+	Samples                         int
+}
+
+// FitFlush estimates the flush timer from the miss→Packet-In delays of
+// isolated misses (sent far apart at random phases). packetInCost (from
+// the burst) and baseline (channel and host overhead, e.g. half an echo
+// RTT) are subtracted for a one-shot timer. The spread of a uniform
+// sample of n has the unbiased range estimate (max−min)·(n+1)/(n−1).
+func FitFlush(delays []time.Duration, packetInCost, baseline time.Duration) (FlushFit, error) {
+	n := len(delays)
+	if n < 5 {
+		return FlushFit{}, fmt.Errorf("calibrate: flush fit: %d isolated misses, need 5", n)
+	}
+	d := append([]time.Duration(nil), delays...)
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	f := FlushFit{MinDelay: d[0], MedianDelay: d[n/2], MaxDelay: d[n-1], Samples: n}
+	spread := float64(d[n-1] - d[0])
+	// Jitter of a software path on a busy host is a few ms at most; a
+	// spread beyond max(5 ms, a third of the median wait) is a timer.
+	wait := float64(d[n/2] - packetInCost - baseline)
+	if spread > math.Max(float64(5*time.Millisecond), wait/3) {
+		f.Periodic = true
+		f.Period = time.Duration(spread * float64(n+1) / float64(n-1))
+		// SE of the range-based estimate of a uniform width: ≈ T/(n+1)·√2.
+		f.SE = time.Duration(float64(f.Period) * math.Sqrt2 / float64(n+1))
+		return f, nil
+	}
+	f.Period = time.Duration(math.Max(wait, 0))
+	f.SE = time.Duration(spread / 2)
+	return f, nil
+}
+
+// QueueFit is what a burst larger than the miss queue shows.
+type QueueFit struct {
+	Sent, Received, Dropped int
+	// Limit estimates the miss queue: the Packet-Ins received minus those
+	// the switch built while the burst was still arriving; LowerBound is
+	// set when nothing was dropped (the queue holds at least Sent).
+	Limit      int
+	LowerBound bool
+}
+
+// FitQueue estimates the miss queue bound from one overflowing burst that
+// took burstDur to send, with the switch building one Packet-In per
+// packetInCost meanwhile (one more may be in its CPU).
+func FitQueue(sent, received int, burstDur, packetInCost time.Duration) QueueFit {
+	q := QueueFit{Sent: sent, Received: received, Dropped: sent - received}
+	if q.Dropped <= 0 {
+		q.Dropped = 0
+		q.Limit, q.LowerBound = sent, true
+		return q
+	}
+	built := 0
+	if packetInCost > 0 {
+		built = int(burstDur / packetInCost)
+	}
+	q.Limit = max(received-built-1, 1)
+	return q
+}
+
+// DelayStats summarises one-way delays.
+type DelayStats struct {
+	N                     int
+	Min, P10, Median, P90 time.Duration
+	Max, Mean             time.Duration
+}
+
+// Summarise computes DelayStats.
+func Summarise(ds []time.Duration) DelayStats {
+	if len(ds) == 0 {
+		return DelayStats{}
+	}
+	d := append([]time.Duration(nil), ds...)
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	var sum time.Duration
+	for _, v := range d {
+		sum += v
+	}
+	q := func(p float64) time.Duration { return d[int(p*float64(len(d)-1))] }
+	return DelayStats{N: len(d), Min: d[0], P10: q(0.1), Median: q(0.5), P90: q(0.9), Max: d[len(d)-1],
+		Mean: sum / time.Duration(len(d))}
+}
+
+// CacheFit is the Tango-style cache test: after filling the table, every
+// rule is probed once; rules the chip holds answer at the hit delay, rules
+// only in a software table need a slow path. Fast counts the former.
+type CacheFit struct {
+	Probed, Fast, Slow   int
+	Threshold            time.Duration
+	IsCache              bool
+	FastDelay, SlowDelay DelayStats
+}
+
+// FitCache splits per-rule first-probe delays into fast and slow at the
+// largest gap between sorted delays when that gap is over 5× the fast
+// side's median (and over 2 ms): a swap-in costs a Packet-In build plus an
+// insert, milliseconds, against tens of microseconds for a hit.
+func FitCache(delays []time.Duration) CacheFit {
+	c := CacheFit{Probed: len(delays)}
+	if len(delays) == 0 {
+		return c
+	}
+	d := append([]time.Duration(nil), delays...)
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	cut := -1
+	var bestGap time.Duration
+	for i := 0; i+1 < len(d); i++ {
+		g := d[i+1] - d[i]
+		med := d[i/2]
+		if g > bestGap && g > 2*time.Millisecond && float64(d[i+1]) > 5*float64(max(med, time.Microsecond)) {
+			bestGap, cut = g, i
+		}
+	}
+	if cut < 0 {
+		c.Fast = len(d)
+		c.FastDelay = Summarise(d)
+		return c
+	}
+	c.IsCache = true
+	c.Fast, c.Slow = cut+1, len(d)-cut-1
+	c.Threshold = (d[cut] + d[cut+1]) / 2
+	c.FastDelay, c.SlowDelay = Summarise(d[:cut+1]), Summarise(d[cut+1:])
+	return c
+}

@@ -50,7 +50,7 @@ func Analyse(res *Result) Fits {
 	if f.Burst != nil {
 		p = f.Burst.PacketInCost
 	}
-	if fl, err := FitFlush(res.Isolated, p, f.Echo.Median/2); err == nil {
+	if fl, err := FitFlush(res.Isolated, res.IsolatedAt, p, f.Echo.Median/2); err == nil {
 		f.Flush = &fl
 	} else {
 		f.FlushErr = err.Error()
@@ -71,8 +71,11 @@ func Analyse(res *Result) Fits {
 		c := FitCache(res.Cache)
 		f.Cache = &c
 		if c.IsCache {
-			// The fast table also holds the guard and the switch's own rules.
-			f.Capacity, f.CapacityHow = c.Fast+1+res.Foreign, "cache"
+			// The fast table also holds the switch's own rules. Calibrate's
+			// guard rule, inserted first, is the least recently used rule
+			// once the fill overflows, so it is not counted (on our switch
+			// it is evicted; a switch that keeps it has one slot more).
+			f.Capacity, f.CapacityHow = c.Fast+res.Foreign, "cache"
 			f.SlowPath = c.SlowDelay
 		}
 	}

@@ -177,7 +177,7 @@ func fitInsertModel(batches []Batch, layout string, capacity, window int) (Inser
 	if window > 0 && !anySlow {
 		return InsertFit{}, errSingular
 	}
-	lf, err := leastSquares(x, y)
+	lf, err := robustLeastSquares(x, y)
 	if err != nil {
 		return InsertFit{}, err
 	}

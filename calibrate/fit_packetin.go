@@ -10,8 +10,7 @@ import (
 // BurstFit describes the Packet-Ins a burst of table misses produced.
 type BurstFit struct {
 	// PacketInCost is the switch's time per Packet-In (1 / rate ceiling):
-	// the span between the first and last group's arrival divided by the
-	// Packet-Ins before the last group.
+	// the median over groups of (gap before the group) / (its size).
 	PacketInCost, SEPacketInCost time.Duration
 	// Rate is 1/PacketInCost in Packet-Ins per second.
 	Rate float64
@@ -73,25 +72,35 @@ func FitBurst(arrivals []time.Duration) (BurstFit, error) {
 	if len(groups) < 2 {
 		return f, fmt.Errorf("calibrate: burst fit: all %d Packet-Ins arrived in one group; no rate measurable", len(t))
 	}
-	// Regress group start time on the Packet-Ins sent before it: the slope
-	// is the time per Packet-In, and its SE says how steady the rate was.
-	var x [][]float64
-	var y []float64
-	before := 0
-	for i, s := range starts {
-		x = append(x, []float64{1, float64(before)})
-		y = append(y, float64(s))
-		before += groups[i]
+	// Between two releases the CPU built the second group: gap / its
+	// size is one Packet-In's cost. The median over groups ignores the
+	// first group (partly built before the burst ended, released by a
+	// timer) and a last one the flush timer released.
+	per := make([]float64, 0, len(starts)-1)
+	for i := 0; i+1 < len(starts); i++ {
+		per = append(per, float64(starts[i+1]-starts[i])/float64(groups[i+1]))
 	}
-	if len(y) >= 3 {
-		lf, err := leastSquares(x, y)
-		if err == nil {
-			f.PacketInCost, f.SEPacketInCost = time.Duration(lf.Beta[1]), time.Duration(lf.SE[1])
-		}
+	sort.Float64s(per)
+	med := per[len(per)/2]
+	mean, sd := 0.0, 0.0
+	for _, v := range per {
+		mean += v
 	}
-	if f.PacketInCost <= 0 {
-		f.PacketInCost = (starts[len(starts)-1] - starts[0]) / time.Duration(before-groups[len(groups)-1])
+	mean /= float64(len(per))
+	for _, v := range per {
+		sd += (v - mean) * (v - mean)
 	}
+	sd = math.Sqrt(sd / math.Max(float64(len(per)-1), 1))
+	f.PacketInCost = time.Duration(med)
+	// SE of a median ≈ 1.253 σ/√n; σ from the middle half (MAD) so the
+	// timer-released groups do not inflate it.
+	dev := make([]float64, len(per))
+	for i, v := range per {
+		dev[i] = math.Abs(v - med)
+	}
+	sort.Float64s(dev)
+	sd = math.Min(sd, 1.4826*dev[len(dev)/2])
+	f.SEPacketInCost = time.Duration(1.253 * sd / math.Sqrt(float64(len(per))))
 	f.Rate = 1 / f.PacketInCost.Seconds()
 	return f, nil
 }
@@ -105,6 +114,8 @@ type FlushFit struct {
 	// Period is the flush period (periodic) or the fixed wait (one-shot);
 	// SE its standard error.
 	Period, SE time.Duration
+	// Lattice is set when Period comes from the arrivals' lattice.
+	Lattice bool
 	// MinDelay, MedianDelay, MaxDelay of the isolated misses.
 	MinDelay, MedianDelay, MaxDelay time.Duration
 	Samples                         int
@@ -115,7 +126,14 @@ type FlushFit struct {
 // the burst) and baseline (channel and host overhead, e.g. half an echo
 // RTT) are subtracted for a one-shot timer. The spread of a uniform
 // sample of n has the unbiased range estimate (max−min)·(n+1)/(n−1).
-func FitFlush(delays []time.Duration, packetInCost, baseline time.Duration) (FlushFit, error) {
+//
+// With the Packet-Ins' arrival times (arrivals, any common origin) the
+// period is refined: a periodic timer releases them on a lattice
+// anchor + k·T, so T is the spacing that puts every arrival on it
+// (latticePeriod). The range estimate only chooses which lattice (T, not
+// T/2); the lattice is immune to the host's scheduling tail, which
+// inflates the range.
+func FitFlush(delays, arrivals []time.Duration, packetInCost, baseline time.Duration) (FlushFit, error) {
 	n := len(delays)
 	if n < 5 {
 		return FlushFit{}, fmt.Errorf("calibrate: flush fit: %d isolated misses, need 5", n)
@@ -132,6 +150,9 @@ func FitFlush(delays []time.Duration, packetInCost, baseline time.Duration) (Flu
 		f.Period = time.Duration(spread * float64(n+1) / float64(n-1))
 		// SE of the range-based estimate of a uniform width: ≈ T/(n+1)·√2.
 		f.SE = time.Duration(float64(f.Period) * math.Sqrt2 / float64(n+1))
+		if t, se, ok := latticePeriod(arrivals, f.Period); ok {
+			f.Period, f.SE, f.Lattice = t, se, true
+		}
 		return f, nil
 	}
 	f.Period = time.Duration(math.Max(wait, 0))
@@ -230,4 +251,59 @@ func FitCache(delays []time.Duration) CacheFit {
 	c.Threshold = (d[cut] + d[cut+1]) / 2
 	c.FastDelay, c.SlowDelay = Summarise(d[:cut+1]), Summarise(d[cut+1:])
 	return c
+}
+
+// latticePeriod finds T within ±35 % of guess such that the arrivals sit
+// on anchor + k·T: for each candidate, the sum of squared distances of
+// every arrival difference to its nearest multiple; then the least-squares
+// T given those multiples, with its standard error. ok is false when the
+// best lattice still leaves residuals above 5 % of T (no periodic timer).
+func latticePeriod(arrivals []time.Duration, guess time.Duration) (time.Duration, time.Duration, bool) {
+	if len(arrivals) < 5 || guess <= 0 {
+		return 0, 0, false
+	}
+	a := append([]time.Duration(nil), arrivals...)
+	sort.Slice(a, func(i, j int) bool { return a[i] < a[j] })
+	d := make([]float64, len(a)-1)
+	for i := range d {
+		d[i] = float64(a[i+1] - a[0])
+	}
+	score := func(t float64) float64 {
+		s := 0.0
+		for _, v := range d {
+			r := v - t*math.Round(v/t)
+			s += r * r
+		}
+		return s
+	}
+	lo, hi := 0.65*float64(guess), 1.35*float64(guess)
+	step := float64(guess) / 4000
+	best, bestS := 0.0, math.Inf(1)
+	for t := lo; t <= hi; t += step {
+		if s := score(t); s < bestS {
+			best, bestS = t, s
+		}
+	}
+	// Refine: regress the differences on their multiples through 0.
+	var sxx, sxy float64
+	ks := make([]float64, len(d))
+	for i, v := range d {
+		ks[i] = math.Round(v / best)
+		sxx += ks[i] * ks[i]
+		sxy += ks[i] * v
+	}
+	if sxx == 0 {
+		return 0, 0, false
+	}
+	t := sxy / sxx
+	rss := 0.0
+	for i, v := range d {
+		r := v - t*ks[i]
+		rss += r * r
+	}
+	sigma := math.Sqrt(rss / math.Max(float64(len(d)-1), 1))
+	if sigma > 0.05*t {
+		return 0, 0, false
+	}
+	return time.Duration(t), time.Duration(sigma / math.Sqrt(sxx)), true
 }

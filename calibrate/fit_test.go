@@ -163,24 +163,44 @@ func TestFitBurstFindsBatchesAndRate(t *testing.T) {
 
 func TestFitFlushPeriodicAndOneShot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	var d []time.Duration
-	for i := 0; i < 40; i++ {
-		d = append(d, 4200*time.Microsecond+time.Duration(rng.Float64()*float64(120*time.Millisecond)))
+	// Misses at random times, released by ticks every 120 ms (anchor
+	// 7 ms), plus a scheduling tail of up to 3 ms and one 25 ms outlier.
+	var d, at []time.Duration
+	T := 120 * time.Millisecond
+	now := time.Duration(0)
+	for i := 0; i < 25; i++ {
+		now += time.Duration((0.5 + rng.Float64()) * float64(250*time.Millisecond))
+		built := now + 4200*time.Microsecond
+		k := (built-7*time.Millisecond)/T + 1
+		rel := 7*time.Millisecond + k*T + time.Duration(rng.Float64()*float64(3*time.Millisecond))
+		if i == 10 {
+			rel += 25 * time.Millisecond
+		}
+		d = append(d, rel-now)
+		at = append(at, rel)
 	}
-	f, err := FitFlush(d, 4200*time.Microsecond, 0)
+	f, err := FitFlush(d, nil, 4200*time.Microsecond, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !f.Periodic {
 		t.Fatal("uniform delays must read as a periodic timer")
 	}
-	within(t, "period", f.Period, 120*time.Millisecond, 0.10)
+	t.Logf("range estimate %v", f.Period)
+	f, err = FitFlush(d, at, 4200*time.Microsecond, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Lattice {
+		t.Fatal("the arrivals' lattice was not found")
+	}
+	within(t, "lattice period", f.Period, T, 0.02)
 
 	d = d[:0]
 	for i := 0; i < 40; i++ {
 		d = append(d, 50*time.Millisecond+time.Duration(rng.IntN(1000))*time.Microsecond)
 	}
-	f, err = FitFlush(d, 0, 0)
+	f, err = FitFlush(d, nil, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,8 +59,8 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 	// ---- agent
 	w("agent:")
 	if f.Burst != nil {
-		w("  # p: burst of %d misses, %d Packet-Ins back; group start times vs Packet-Ins", res.BurstSent, len(res.Burst))
-		w("  # before them, least squares: %v ± %v per Packet-In (%.0f/s).",
+		w("  # p: burst of %d misses, %d Packet-Ins back; median over groups of the gap", res.BurstSent, len(res.Burst))
+		w("  # before a group / its size: %v ± %v per Packet-In (%.0f/s).",
 			f.Burst.PacketInCost.Round(time.Microsecond), f.Burst.SEPacketInCost.Round(time.Microsecond), f.Burst.Rate)
 		w("  packet_in_cost: %s", fmtDur(f.Burst.PacketInCost))
 		w("  # B: median size of the %d groups the burst arrived in (gap split at %v): %v.",
@@ -84,9 +84,13 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 			kind = "periodic: delays spread uniformly over the period"
 		}
 		w("  # Flush timer, %s. %d isolated misses, miss -> Packet-In", kind, f.Flush.Samples)
-		w("  # min %v, median %v, max %v; period = range x (n+1)/(n-1) = %v ± %v.",
+		how := "range x (n+1)/(n-1)"
+		if f.Flush.Lattice {
+			how = "the spacing of the lattice the Packet-In arrivals sit on (least squares)"
+		}
+		w("  # min %v, median %v, max %v; period = %s = %v ± %v.",
 			f.Flush.MinDelay.Round(time.Microsecond), f.Flush.MedianDelay.Round(time.Microsecond), f.Flush.MaxDelay.Round(time.Microsecond),
-			f.Flush.Period.Round(time.Millisecond/10), f.Flush.SE.Round(time.Millisecond/10))
+			how, f.Flush.Period.Round(time.Millisecond/10), f.Flush.SE.Round(time.Millisecond/10))
 		if !f.Flush.Periodic {
 			w("  # The model's timer is periodic; a one-shot wait is written as its period.")
 		}
@@ -128,7 +132,8 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 	case "cache":
 		w("  # Tango-style: after %d ascending rules every rule was probed once, newest", len(res.Cache))
 		w("  # first; %d answered at hit speed (median %v), %d needed a slow path (median %v);", f.Cache.Fast, f.Cache.FastDelay.Median.Round(time.Microsecond), f.Cache.Slow, f.Cache.SlowDelay.Median.Round(time.Microsecond))
-		w("  # plus calibrate's guard rule and the switch's own %d rules.", res.Foreign)
+		w("  # plus the switch's own %d rules (calibrate's guard rule, the oldest, is not", res.Foreign)
+		w("  # counted: a switch that kept it in the fast table has one slot more).")
 	case "table-full":
 		w("  # ALL_TABLES_FULL at %d rules (including the switch's own %d); no cache seen.", res.TableFull, res.Foreign)
 	default:

@@ -2,6 +2,8 @@ package calibrate
 
 import (
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +102,24 @@ func TestEmptyRunWritesAPartialProfile(t *testing.T) {
 	}
 	if !strings.Contains(p.Provenance.Notes, "disconnected") {
 		t.Errorf("notes %q do not say why", p.Provenance.Notes)
+	}
+}
+
+func TestReportWritesPlots(t *testing.T) {
+	res := synthResult(t)
+	res.TableFull = 300
+	f := Analyse(res)
+	out, _, err := WriteProfile(res, f, ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteReport(dir, res, f, out); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"report.md", "inserts.png", "packetin_burst.png"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -131,6 +131,7 @@ type Result struct {
 	Echo []time.Duration
 
 	Isolated     []time.Duration // miss sent → PACKET_IN
+	IsolatedAt   []time.Duration // their PACKET_IN arrivals, from the run's start
 	IsolatedLost int
 	Burst        []time.Duration // PACKET_IN arrivals from the burst's first send
 	BurstSent    int
@@ -468,6 +469,7 @@ func (r *runner) measurePacketIn(ctx context.Context) error {
 		r.collectPacketIns(ctx, 1, 2*time.Second, got)
 		if at, ok := got[seq]; ok {
 			res.Isolated = append(res.Isolated, at.Sub(sent))
+			res.IsolatedAt = append(res.IsolatedAt, at.Sub(r.start))
 		} else {
 			res.IsolatedLost++
 		}
@@ -478,38 +480,11 @@ func (r *runner) measurePacketIn(ctx context.Context) error {
 	if len(res.Isolated) == 0 {
 		return errors.New("no PACKET_IN for any isolated miss")
 	}
-	// One burst: rate ceiling and batching.
-	r.progress("Packet-In: burst of %d misses", cfg.BurstMisses)
-	got := map[uint64]time.Time{}
-	first := r.seq + 1
-	var t0 time.Time
-	for i := 0; i < cfg.BurstMisses; i++ {
-		at, err := r.in.send(missIP(k), kindMiss, r.nextSeq())
-		k++
-		if err != nil {
-			return err
-		}
-		if i == 0 {
-			t0 = at
-		}
-	}
-	res.BurstSent = cfg.BurstMisses
-	r.collectPacketIns(ctx, cfg.BurstMisses, 2*time.Second, got)
-	for s, at := range got {
-		if s >= first {
-			res.Burst = append(res.Burst, at.Sub(t0))
-		}
-	}
-	sort.Slice(res.Burst, func(i, j int) bool { return res.Burst[i] < res.Burst[j] })
-	r.progress("Packet-In: %d of %d burst misses came back", len(res.Burst), cfg.BurstMisses)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	// An overflowing burst: queue limit and drops.
 	r.progress("Packet-In: overflow burst of %d misses", cfg.QueueBurst)
-	got = map[uint64]time.Time{}
-	first = r.seq + 1
-	t0 = time.Now()
+	got := map[uint64]time.Time{}
+	first := r.seq + 1
+	t0 := time.Now()
 	for i := 0; i < cfg.QueueBurst; i++ {
 		if _, err := r.in.send(missIP(k%60000), kindMiss, r.nextSeq()); err != nil {
 			return err
@@ -525,6 +500,37 @@ func (r *runner) measurePacketIn(ctx context.Context) error {
 		}
 	}
 	r.progress("Packet-In: %d of %d overflow misses came back (%d dropped)", res.QueueGot, res.QueueSent, res.QueueSent-res.QueueGot)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The rate burst must fit in the queue, or drops thin it out.
+	burstN := cfg.BurstMisses
+	if res.QueueGot < res.QueueSent {
+		burstN = max(min(burstN, res.QueueGot-1), 8)
+	}
+	// One burst: rate ceiling and batching.
+	r.progress("Packet-In: burst of %d misses", burstN)
+	got = map[uint64]time.Time{}
+	first = r.seq + 1
+	for i := 0; i < burstN; i++ {
+		at, err := r.in.send(missIP(k), kindMiss, r.nextSeq())
+		k++
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			t0 = at
+		}
+	}
+	res.BurstSent = burstN
+	r.collectPacketIns(ctx, burstN, 2*time.Second, got)
+	for s, at := range got {
+		if s >= first {
+			res.Burst = append(res.Burst, at.Sub(t0))
+		}
+	}
+	sort.Slice(res.Burst, func(i, j int) bool { return res.Burst[i] < res.Burst[j] })
+	r.progress("Packet-In: %d of %d burst misses came back", len(res.Burst), burstN)
 	return ctx.Err()
 }
 
@@ -543,6 +549,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // source: probes sent before their rule is active must not become
 // PACKET_INs, which would load the switch's CPU during the measurement.
 func (r *runner) installGuard(ctx context.Context) error {
+	if r.guardOn {
+		return nil
+	}
 	fm := &openflow.FlowMod{Header: openflow.Header{Version: openflow.Version},
 		Match: r.guardMatch(), Cookie: cookieGuard, Command: openflow.FlowModAdd,
 		Priority: 0, BufferID: openflow.NoBuffer, OutPort: openflow.PortNone}
@@ -769,19 +778,27 @@ func (r *runner) insertBatch(ctx context.Context, pattern string, rules []rule) 
 
 func (r *runner) measureInserts(ctx context.Context) error {
 	cfg, res := r.cfg, r.res
-	capacity := 0 // probe rules the fast table holds, once known
-	for pi, pat := range cfg.Patterns {
+	capacity := 0 // probe rules the fast table holds without evicting, once known
+	plan := append([]string(nil), cfg.Patterns...)
+	second := false
+	for pi := 0; pi < len(plan); pi++ {
+		pat := plan[pi]
 		deadline, _ := ctx.Deadline()
-		share := time.Until(deadline) / time.Duration(len(cfg.Patterns)-pi)
+		share := time.Until(deadline) / time.Duration(len(plan)-pi)
 		pctx, cancel := context.WithTimeout(ctx, share)
 		target := cfg.MaxRules
-		if pat != PatternAscending && capacity > 0 {
+		if (pat != PatternAscending || second) && capacity > 0 {
 			target = min(target, capacity)
 		}
-		err := r.fillPattern(pctx, pat, pi, target)
+		err := r.fillPattern(pctx, pat, pi, target, capacity)
 		budgetCut := errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		full := errors.Is(err, errTableFull)
+		if full && (pat != PatternAscending || second) {
+			// The ascending fill found the table's end; a later fill that
+			// runs into it means the table changed under us.
+			return fmt.Errorf("%s: the table filled up at %d rules, below the %d the ascending fill reached: is something else installing rules?", pat, r.tab.Len(), capacity)
+		}
 		if err != nil && !budgetCut && !full {
 			return fmt.Errorf("%s: %w", pat, err)
 		}
@@ -793,7 +810,7 @@ func (r *runner) measureInserts(ctx context.Context) error {
 			r.progress("%s: table full (ALL_TABLES_FULL) at %d rules", pat, res.TableFull)
 			capacity = res.Fill[pat] - 1
 		}
-		if pat == PatternAscending && !full {
+		if pat == PatternAscending && !second && !full && !budgetCut {
 			c, err := r.probeCache(ctx)
 			if err != nil {
 				return err
@@ -801,16 +818,30 @@ func (r *runner) measureInserts(ctx context.Context) error {
 			if c.IsCache {
 				capacity = c.Fast - 1 // leave a slot: the next fills must not evict
 				r.progress("cache: %d of %d rules answer at hit speed, %d need a slow path (median %v)", c.Fast, c.Probed, c.Slow, c.SlowDelay.Median)
+			} else {
+				r.progress("cache: all %d rules answer at hit speed", c.Probed)
 			}
 		}
-		if err := r.clearProbeRules(ctx, pat != PatternAscending || capacity == 0); err != nil {
+		overflowed := pat == PatternAscending && !second && capacity > 0
+		if err := r.clearProbeRules(ctx, !overflowed); err != nil {
 			return err
+		}
+		// The first ascending fill ran blind to the table's end; once the
+		// end is known, a second one walks up to it in small batches,
+		// where a slow path near a full table shows.
+		if overflowed && !second {
+			plan = append(plan, PatternAscending)
+			second = true
 		}
 	}
 	return nil
 }
 
-func (r *runner) fillPattern(ctx context.Context, pat string, pi, target int) error {
+// nearFullBatches are the batch sizes in the last stretch before a known
+// capacity: single inserts resolve where a slow path begins.
+var nearFullBatches = []int{1, 3}
+
+func (r *runner) fillPattern(ctx context.Context, pat string, pi, target, capacity int) error {
 	cfg := r.cfg
 	if err := r.installGuard(ctx); err != nil {
 		return err
@@ -818,9 +849,17 @@ func (r *runner) fillPattern(ctx context.Context, pat string, pi, target int) er
 	gen := NewPriorityGen(pat, cfg.Seed+uint64(pi))
 	r.progress("%s: filling to %d rules", pat, target)
 	n, k := 0, 0
+	nearFull := target
+	if capacity > 0 {
+		nearFull = target - max(target/8, 40)
+	}
 	lastReport := time.Now()
 	for n < target {
-		m := min(cfg.BatchSizes[k%len(cfg.BatchSizes)], target-n)
+		sizes := cfg.BatchSizes
+		if n >= nearFull {
+			sizes = nearFullBatches
+		}
+		m := min(sizes[k%len(sizes)], target-n)
 		k++
 		rules := make([]rule, m)
 		for j := range rules {

@@ -21,6 +21,7 @@ become underscores) or as a key in the file given by --config.`,
 	root.AddCommand(newControllerCommand())
 	root.AddCommand(newBenchCommand())
 	root.AddCommand(newExperimentCommand())
+	root.AddCommand(newCalibrateCommand())
 	return root
 }
 

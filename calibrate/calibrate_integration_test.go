@@ -253,30 +253,33 @@ func TestSerialCalibrateSwitchKilledMidRun(t *testing.T) {
 	}
 }
 
-// TestSerialCalibrateTableFull gives the switch a flow table of 200 rules
-// (below the 300-entry TCAM): the ascending fill runs into
-// ALL_TABLES_FULL, which calibrate reports and takes as the capacity; the
-// later fills stay below it and nothing is left installed.
+// TestSerialCalibrateTableFull limits the switch's flow table to 320
+// rules (the 300-entry TCAM and a 20-rule backing table): the ascending
+// fill runs into ALL_TABLES_FULL, which calibrate reports; the cache probe
+// still finds the ~300 fast entries, the backing table is the rest, the
+// later fills stay below the TCAM, and nothing is left installed.
 func TestSerialCalibrateTableFull(t *testing.T) {
 	b := newBed(t)
-	b.startSwitch("--table-size", "200")
+	b.startSwitch("--table-size", "320")
 	out := &lockedBuffer{}
-	cmd, path := b.calibrate(out, "--max-rules", "260", "--budget", "2m", "--isolated-misses", "6",
+	cmd, path := b.calibrate(out, "--max-rules", "360", "--budget", "2m", "--isolated-misses", "6",
 		"--patterns", "ascending,descending")
 	err := cmd.Wait()
 	t.Logf("calibrate output:\n%s", out)
 	if err != nil {
 		t.Fatalf("calibrate: %v", err)
 	}
-	if !strings.Contains(out.String(), "table full (ALL_TABLES_FULL) at 200 rules") {
+	if !strings.Contains(out.String(), "table full (ALL_TABLES_FULL) at 320 rules") {
 		t.Errorf("no clear message about the full table")
 	}
 	got, err := profile.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.TCAM.Capacity != 200 {
-		t.Errorf("capacity %d, want 200 (ALL_TABLES_FULL)", got.TCAM.Capacity)
+	// The cache count is ±1 % here: calibrate's guard rule competes for
+	// the fast table with the probe rules once the fill overflows it.
+	if c := got.TCAM.Capacity; c < 297 || c > 303 || c+got.BackingTable.Capacity != 320 {
+		t.Errorf("capacity %d + backing %d, want 300 ± 3 + the rest of 320", got.TCAM.Capacity, got.BackingTable.Capacity)
 	}
 	if mine, all := b.probeRulesLeft(); mine != 0 || all != 0 {
 		t.Errorf("switch holds %d rules (%d calibrate's) after the run", all, mine)

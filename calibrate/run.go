@@ -810,7 +810,7 @@ func (r *runner) measureInserts(ctx context.Context) error {
 			r.progress("%s: table full (ALL_TABLES_FULL) at %d rules", pat, res.TableFull)
 			capacity = res.Fill[pat] - 1
 		}
-		if pat == PatternAscending && !second && !full && !budgetCut {
+		if pat == PatternAscending && !second && !budgetCut {
 			c, err := r.probeCache(ctx)
 			if err != nil {
 				return err

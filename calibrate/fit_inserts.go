@@ -130,7 +130,11 @@ func FitInserts(batches []Batch, capacity int) (InsertFit, error) {
 			if err != nil {
 				continue
 			}
-			if layout != LayoutFlat && !(f.CMove > 0 && float64(f.CMove) > 3*float64(f.SECMove)) {
+			// A per-move cost must be significant (3 σ) and matter: over
+			// the most moves measured it must add at least the residual
+			// noise of one batch, or the layout is a fit to noise.
+			if layout != LayoutFlat && !(f.CMove > 0 && float64(f.CMove) > 3*float64(f.SECMove) &&
+				float64(f.CMove)*float64(maxMoves(use, layout)) >= float64(f.Sigma)) {
 				continue
 			}
 			if w > 0 && !(f.CSlow > f.CMove && float64(f.CSlow-f.CMove) > 3*float64(f.SECSlow)) {
@@ -231,4 +235,14 @@ func FitDeletes(batches []DeleteBatch) (DeleteFit, error) {
 	}
 	return DeleteFit{CInvalidate: time.Duration(lf.Beta[1]), SE: time.Duration(lf.SE[1]),
 		Overhead: time.Duration(lf.Beta[0]), Samples: lf.N}, nil
+}
+
+func maxMoves(bs []Batch, layout string) int {
+	m := 0
+	for _, b := range bs {
+		for _, in := range b.Inserts {
+			m = max(m, in.Moves(layout))
+		}
+	}
+	return m
 }

@@ -65,6 +65,20 @@ func FitBurst(arrivals []time.Duration) (BurstFit, error) {
 		n++
 	}
 	groups = append(groups, n)
+	// Batching means a train of groups of about one size: at least three
+	// groups and the inner ones (the first and last may be cut by a
+	// timer) within ±25 % of their median. Otherwise the large gaps are
+	// stalls (a switch dropping or pausing), not batches.
+	if split >= 0 && !regularGroups(groups) {
+		split = -1
+		groups = groups[:0]
+		starts = starts[:1]
+		for i := range gaps {
+			groups = append(groups, 1)
+			starts = append(starts, t[i+1])
+		}
+		groups = append(groups, 1)
+	}
 	f := BurstFit{Groups: groups, GapSplit: max(split, 0)}
 	sz := append([]int(nil), groups...)
 	sort.Ints(sz)
@@ -92,6 +106,17 @@ func FitBurst(arrivals []time.Duration) (BurstFit, error) {
 	}
 	sd = math.Sqrt(sd / math.Max(float64(len(per)-1), 1))
 	f.PacketInCost = time.Duration(med)
+	if f.BatchSize <= 1 {
+		// Without regular batches the switch may still write Packet-Ins
+		// in irregular clumps (Open vSwitch's handler threads: groups of
+		// up to 64 upcalls, sub-µs apart, and stalls between them): the
+		// ceiling is the throughput over the whole burst.
+		span := float64(t[len(t)-1] - t[0])
+		f.PacketInCost = time.Duration(span / float64(len(t)-1))
+		f.SEPacketInCost = time.Duration(sd / math.Sqrt(float64(len(per))))
+		f.Rate = 1 / f.PacketInCost.Seconds()
+		return f, nil
+	}
 	// SE of a median ≈ 1.253 σ/√n; σ from the middle half (MAD) so the
 	// timer-released groups do not inflate it.
 	dev := make([]float64, len(per))
@@ -241,6 +266,11 @@ func FitCache(delays []time.Duration) CacheFit {
 			bestGap, cut = g, i
 		}
 	}
+	// A handful of slow probes is the host's noise (a preempted switch
+	// process), not a second table: a cache leaves a block of rules out.
+	if cut >= 0 && len(d)-cut-1 < max(3, len(d)/100) {
+		cut = -1
+	}
 	if cut < 0 {
 		c.Fast = len(d)
 		c.FastDelay = Summarise(d)
@@ -306,4 +336,23 @@ func latticePeriod(arrivals []time.Duration, guess time.Duration) (time.Duration
 		return 0, 0, false
 	}
 	return time.Duration(t), time.Duration(sigma / math.Sqrt(sxx)), true
+}
+
+func regularGroups(g []int) bool {
+	if len(g) < 3 {
+		return false
+	}
+	inner := g
+	if len(g) > 3 {
+		inner = g[1 : len(g)-1]
+	}
+	sz := append([]int(nil), inner...)
+	sort.Ints(sz)
+	med := float64(sz[len(sz)/2])
+	for _, v := range inner {
+		if math.Abs(float64(v)-med) > 0.25*med {
+			return false
+		}
+	}
+	return med >= 2
 }

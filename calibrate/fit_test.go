@@ -248,3 +248,34 @@ func TestPriorityTableCountsShifts(t *testing.T) {
 		t.Errorf("len %d after remove, want 3", tab.Len())
 	}
 }
+
+func TestFitBurstStallIsNotBatching(t *testing.T) {
+	// Open vSwitch-like: Packet-Ins 250 µs apart with one 4 s stall.
+	var at []time.Duration
+	for i := 0; i < 256; i++ {
+		d := time.Duration(i) * 250 * time.Microsecond
+		if i >= 31 {
+			d += 4 * time.Second
+		}
+		at = append(at, d)
+	}
+	f, err := FitBurst(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.BatchSize != 1 {
+		t.Errorf("batch %d, want 1 (a stall is not a batch)", f.BatchSize)
+	}
+	// Unbatched, the ceiling is the throughput over the whole burst,
+	// stall included.
+	within(t, "p", f.PacketInCost, (4*time.Second+255*250*time.Microsecond)/255, 0.01)
+	// One slow rule among 4 000 is noise, not a cache.
+	d := make([]time.Duration, 4000)
+	for i := range d {
+		d[i] = 80 * time.Microsecond
+	}
+	d[17] = 19 * time.Millisecond
+	if c := FitCache(d); c.IsCache {
+		t.Errorf("one slow probe read as a cache: %+v", c)
+	}
+}

@@ -209,6 +209,13 @@ func FitQueue(sent, received int, burstDur, packetInCost time.Duration) QueueFit
 	if packetInCost > 0 {
 		built = int(burstDur / packetInCost)
 	}
+	if built >= received {
+		// The switch kept pace with the burst as it was sent (its
+		// Packet-In cost is no more than calibrate's sending interval):
+		// the drops are a bound on what it takes in at once, and that
+		// bound is what came back.
+		built = 0
+	}
 	q.Limit = max(received-built-1, 1)
 	return q
 }

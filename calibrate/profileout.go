@@ -58,7 +58,13 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 	w("")
 	// ---- agent
 	w("agent:")
-	if f.Burst != nil {
+	if f.Burst != nil && f.Burst.BatchSize <= 1 {
+		w("  # p: burst of %d misses, %d Packet-Ins back, no regular batches: the burst's", res.BurstSent, len(res.Burst))
+		w("  # throughput, %v per Packet-In (%.0f/s). A lower bound on the switch's rate", f.Burst.PacketInCost.Round(10*time.Nanosecond), f.Burst.Rate)
+		w("  # when it is near calibrate's own sending rate.")
+		w("  packet_in_cost: %s", fmtDur(f.Burst.PacketInCost))
+		w("  batch_size: 1")
+	} else if f.Burst != nil {
 		w("  # p: burst of %d misses, %d Packet-Ins back; median over groups of the gap", res.BurstSent, len(res.Burst))
 		w("  # before a group / its size: %v ± %v per Packet-In (%.0f/s).",
 			f.Burst.PacketInCost.Round(time.Microsecond), f.Burst.SEPacketInCost.Round(time.Microsecond), f.Burst.Rate)
@@ -170,7 +176,9 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 		w("    # duration(batch) = overhead + m*c_write + moves*c_move + slow moves*c_slow, least")
 		w("    # squares over %d batches of up to %d FLOW_MODs (%v), each timed from the first", in.Samples, in.MaxInsertsPerBatchUsed, patternsSummary(res))
 		w("    # send to the first probe the last rule forwarded; residual sigma %v,", in.Sigma.Round(time.Microsecond))
-		w("    # overhead %v ± %v.", in.Overhead.Round(time.Microsecond), in.SEOverhead.Round(time.Microsecond))
+		w("    # overhead %v ± %v per batch: the control channel, the probe resolution and", in.Overhead.Round(time.Microsecond), in.SEOverhead.Round(time.Microsecond))
+		w("    # the switch's own FLOW_MOD -> data-plane activation beyond the per-rule cost")
+		w("    # (Open vSwitch revalidates its datapath flows here); the model has no key for it.")
 		w("    # c_write = %v ± %v", in.CWrite.Round(100*time.Nanosecond), in.SECWrite.Round(100*time.Nanosecond))
 		w("    driver_per_write: %s", fmtDur(max(in.CWrite, 0)))
 		w("    # c_move = %v ± %v per shifted entry (%s)", in.CMove.Round(10*time.Nanosecond), in.SECMove.Round(10*time.Nanosecond), in.Layout)

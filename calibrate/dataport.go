@@ -134,14 +134,3 @@ func (p *dataPort) send(src uint32, kind uint8, seq uint64) (time.Time, error) {
 }
 
 func (p *dataPort) close() { p.sock.Close() }
-
-// drain forgets frames received so far.
-func (p *dataPort) drain() {
-	for {
-		select {
-		case <-p.rx:
-		default:
-			return
-		}
-	}
-}

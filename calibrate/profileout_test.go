@@ -48,11 +48,10 @@ func synthResult(t *testing.T) *Result {
 
 func TestWrittenProfileLoadsAndCarriesTheFit(t *testing.T) {
 	res := synthResult(t)
-	f := Analyse(res)
 	// The synthetic run has no cache probe: give the capacity as a
 	// TABLE_FULL would.
 	res.TableFull = 300
-	f = Analyse(res)
+	f := Analyse(res)
 	out, missing, err := WriteProfile(res, f, ProfileOptions{Name: "synthetic"})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)

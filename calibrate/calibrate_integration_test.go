@@ -172,6 +172,12 @@ func TestSerialCalibrateRecoversPica8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			raw, _ := os.ReadFile(path)
+			t.Logf("fitted profile:\n%s", raw)
+		}
+	})
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	near(t, "agent.packet_in_cost (ms)", ms(got.Agent.PacketInCost), ms(want.Agent.PacketInCost), 0.10)
 	near(t, "agent.batch_size", float64(got.Agent.BatchSize), float64(want.Agent.BatchSize), 0.10)

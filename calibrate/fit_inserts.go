@@ -190,7 +190,7 @@ func fitInsertModel(batches []Batch, layout string, capacity, window int) (Inser
 		Layout: layout, Capacity: capacity, SlowWindow: window, Samples: lf.N,
 		Overhead: d(lf.Beta[0]), SEOverhead: d(lf.SE[0]),
 		CWrite: d(lf.Beta[1]), SECWrite: d(lf.SE[1]),
-		Sigma: d(lf.Sigma()), BIC: lf.BIC(),
+		Sigma: d(lf.RobustSigma), BIC: robustBIC(lf),
 	}
 	i := 2
 	if layout != LayoutFlat {
@@ -229,7 +229,7 @@ func FitDeletes(batches []DeleteBatch) (DeleteFit, error) {
 	if len(y) < 3 {
 		return DeleteFit{}, fmt.Errorf("calibrate: delete fit: %d batches, need 3", len(y))
 	}
-	lf, err := leastSquares(x, y)
+	lf, err := robustLeastSquares(x, y)
 	if err != nil {
 		return DeleteFit{}, fmt.Errorf("calibrate: delete fit: %w", err)
 	}
@@ -245,4 +245,17 @@ func maxMoves(bs []Batch, layout string) int {
 		}
 	}
 	return m
+}
+
+// robustBIC compares models by their robust residual scale rather than
+// the raw RSS: one batch delayed 400 ms by the host would otherwise
+// dominate every model's RSS alike and drown the difference the layouts
+// make. n·ln(σ̂²) + k·ln(n), σ̂ from the MAD.
+func robustBIC(f LinearFit) float64 {
+	s := f.RobustSigma
+	if s <= 0 {
+		return f.BIC()
+	}
+	n := float64(f.N)
+	return n*math.Log(s*s) + float64(len(f.Beta))*math.Log(n)
 }

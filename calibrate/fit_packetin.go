@@ -253,41 +253,74 @@ type CacheFit struct {
 	FastDelay, SlowDelay DelayStats
 }
 
-// FitCache splits per-rule first-probe delays into fast and slow at the
-// largest gap between sorted delays when that gap is over 5× the fast
-// side's median (and over 2 ms): a swap-in costs a Packet-In build plus an
-// insert, milliseconds, against tens of microseconds for a hit.
+// FitCache splits the first-probe delays of the rules, in the order they
+// were probed (newest rule first), into a fast prefix and a slow rest: a
+// cache holding the most recently inserted rules answers for the first
+// ones at the hit delay and sends the older ones down a slow path
+// (milliseconds: a Packet-In build plus an insert). The split is the
+// change point of log(delay) (least within-segment squared error), which
+// a few delays stretched by the host's scheduler do not move; it counts
+// as a cache when the slow side's median is over 5× the fast side's and
+// over 2 ms more, and holds at least max(3, 1 %) of the rules.
 func FitCache(delays []time.Duration) CacheFit {
 	c := CacheFit{Probed: len(delays)}
-	if len(delays) == 0 {
+	n := len(delays)
+	if n == 0 {
 		return c
 	}
-	d := append([]time.Duration(nil), delays...)
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	cut := -1
-	var bestGap time.Duration
-	for i := 0; i+1 < len(d); i++ {
-		g := d[i+1] - d[i]
-		med := d[i/2]
-		if g > bestGap && g > 2*time.Millisecond && float64(d[i+1]) > 5*float64(max(med, time.Microsecond)) {
-			bestGap, cut = g, i
+	lg := make([]float64, n)
+	for i, d := range delays {
+		lg[i] = math.Log(math.Max(float64(d), 1))
+	}
+	// Prefix sums for the segment SSE.
+	ps, ps2 := make([]float64, n+1), make([]float64, n+1)
+	for i, v := range lg {
+		ps[i+1], ps2[i+1] = ps[i]+v, ps2[i]+v*v
+	}
+	sse := func(a, b int) float64 { // [a, b)
+		m := float64(b - a)
+		s := ps[b] - ps[a]
+		return ps2[b] - ps2[a] - s*s/m
+	}
+	minSlow := max(3, n/100)
+	cut, best := -1, sse(0, n)
+	for k := 1; k <= n-minSlow; k++ {
+		if v := sse(0, k) + sse(k, n); v < best {
+			cut, best = k, v
 		}
 	}
-	// A handful of slow probes is the host's noise (a preempted switch
-	// process), not a second table: a cache leaves a block of rules out.
-	if cut >= 0 && len(d)-cut-1 < max(3, len(d)/100) {
-		cut = -1
+	if cut > 0 {
+		fast, slow := Summarise(delays[:cut]), Summarise(delays[cut:])
+		if float64(slow.Median) > 5*float64(max(fast.Median, time.Microsecond)) && slow.Median-fast.Median > 2*time.Millisecond {
+			c.IsCache = true
+			c.Fast, c.Slow = cut, n-cut
+			c.Threshold = time.Duration(math.Sqrt(float64(fast.Median) * float64(slow.Median)))
+			c.FastDelay, c.SlowDelay = fast, slow
+			return c
+		}
 	}
-	if cut < 0 {
-		c.Fast = len(d)
-		c.FastDelay = Summarise(d)
-		return c
-	}
-	c.IsCache = true
-	c.Fast, c.Slow = cut+1, len(d)-cut-1
-	c.Threshold = (d[cut] + d[cut+1]) / 2
-	c.FastDelay, c.SlowDelay = Summarise(d[:cut+1]), Summarise(d[cut+1:])
+	c.Fast = n
+	c.FastDelay = Summarise(delays)
 	return c
+}
+
+func regularGroups(g []int) bool {
+	if len(g) < 3 {
+		return false
+	}
+	inner := g
+	if len(g) > 3 {
+		inner = g[1 : len(g)-1]
+	}
+	sz := append([]int(nil), inner...)
+	sort.Ints(sz)
+	med := float64(sz[len(sz)/2])
+	for _, v := range inner {
+		if math.Abs(float64(v)-med) > 0.25*med {
+			return false
+		}
+	}
+	return med >= 2
 }
 
 // latticePeriod finds T within ±35 % of guess such that the arrivals sit
@@ -343,23 +376,4 @@ func latticePeriod(arrivals []time.Duration, guess time.Duration) (time.Duration
 		return 0, 0, false
 	}
 	return time.Duration(t), time.Duration(sigma / math.Sqrt(sxx)), true
-}
-
-func regularGroups(g []int) bool {
-	if len(g) < 3 {
-		return false
-	}
-	inner := g
-	if len(g) > 3 {
-		inner = g[1 : len(g)-1]
-	}
-	sz := append([]int(nil), inner...)
-	sort.Ints(sz)
-	med := float64(sz[len(sz)/2])
-	for _, v := range inner {
-		if math.Abs(float64(v)-med) > 0.25*med {
-			return false
-		}
-	}
-	return med >= 2
 }

@@ -229,6 +229,16 @@ func TestFitQueueAndCache(t *testing.T) {
 	if !c.IsCache || c.Fast != 300 || c.Slow != 60 {
 		t.Errorf("cache %+v, want 300 fast, 60 slow", c)
 	}
+	// A loaded host: some hits stretched to 10-40 ms, two slow probes to
+	// 150 ms. The split stays where the cache ends.
+	noisy := append([]time.Duration(nil), d...)
+	for _, i := range []int{20, 90, 91, 200, 250} {
+		noisy[i] = time.Duration(10+i%30) * time.Millisecond
+	}
+	noisy[310], noisy[340] = 150*time.Millisecond, 160*time.Millisecond
+	if c := FitCache(noisy); !c.IsCache || c.Fast != 300 {
+		t.Errorf("noisy cache %+v, want 300 fast", c)
+	}
 	if c := FitCache(d[:300]); c.IsCache || c.Fast != 300 {
 		t.Errorf("no cache %+v", c)
 	}
@@ -278,4 +288,25 @@ func TestFitBurstStallIsNotBatching(t *testing.T) {
 	if c := FitCache(d); c.IsCache {
 		t.Errorf("one slow probe read as a cache: %+v", c)
 	}
+}
+
+func TestFitInsertsIgnoresStalledBatches(t *testing.T) {
+	s := synthSwitch{layout: LayoutHighestFirst, capacity: 300, window: 20,
+		cWrite: 300 * time.Microsecond, cMove: 14400 * time.Nanosecond, cSlow: 70 * time.Microsecond,
+		over: 1500 * time.Microsecond, noise: 500 * time.Microsecond, rng: rand.New(rand.NewPCG(13, 14))}
+	bs := s.batches(t, 299)
+	// The host stalls the switch for 400 ms in three batches.
+	for _, i := range []int{3, 40, 77} {
+		bs[i].Duration += 400 * time.Millisecond
+	}
+	f, err := FitInserts(bs, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Layout != LayoutHighestFirst {
+		t.Fatalf("layout %q (alternatives %+v)", f.Layout, f.Alternatives)
+	}
+	within(t, "c_write", f.CWrite, s.cWrite, 0.10)
+	within(t, "c_move", f.CMove, s.cMove, 0.10)
+	within(t, "c_slow", f.CSlow, s.cSlow, 0.10)
 }

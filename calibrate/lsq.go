@@ -14,6 +14,10 @@ type LinearFit struct {
 	// RSS is the residual sum of squares; N the number of samples.
 	RSS float64
 	N   int
+	// RobustSigma is the residuals' scale from their median absolute
+	// deviation (1.4826·MAD): what one batch's noise is when a few
+	// batches were hit by the host's scheduler. Zero when not computed.
+	RobustSigma float64
 }
 
 // Sigma is the residual standard deviation.
@@ -176,14 +180,19 @@ func robustLeastSquares(x [][]float64, y []float64) (LinearFit, error) {
 		}
 		f = nf
 	}
-	// Report the unweighted RSS so BICs of competing models compare.
+	// Report the unweighted RSS so BICs of competing models compare, and
+	// the robust scale of the final residuals.
 	f.RSS = 0
+	abs := make([]float64, n)
 	for i, row := range x {
 		p := 0.0
 		for j, v := range row {
 			p += v * f.Beta[j]
 		}
 		f.RSS += (y[i] - p) * (y[i] - p)
+		abs[i] = math.Abs(y[i] - p)
 	}
+	sort.Float64s(abs)
+	f.RobustSigma = 1.4826 * abs[n/2]
 	return f, nil
 }

@@ -197,6 +197,8 @@ type runner struct {
 	live     map[int]rule // probe rules installed now
 	guardOn  bool
 	snapshot []openflow.FlowStats
+	// lastPerRule is the last batch's duration per rule (0 before any).
+	lastPerRule time.Duration
 }
 
 var errTableFull = errors.New("switch answered ALL_TABLES_FULL")
@@ -725,7 +727,7 @@ func (r *runner) insertBatch(ctx context.Context, pattern string, rules []rule) 
 		xids = append(xids, xid)
 	}
 	bdone := make(chan time.Duration, 1)
-	bctx, bcancel := context.WithTimeout(ctx, r.cfg.ConfirmTimeout)
+	bctx, bcancel := context.WithTimeout(ctx, r.cfg.ConfirmTimeout+time.Duration(len(rules))*r.lastPerRule*10)
 	defer bcancel()
 	go func() {
 		if err := r.of.barrier(bctx); err != nil {
@@ -748,7 +750,10 @@ func (r *runner) insertBatch(ctx context.Context, pattern string, rules []rule) 
 		}
 		return nil
 	}
-	_, at, ferr := r.waitForward(ctx, rules[len(rules)-1].id, r.cfg.ProbeInterval, r.cfg.ConfirmTimeout, abort)
+	// Near a full table one insert can take a large part of a second: the
+	// wait scales with what the last batch took per rule.
+	timeout := r.cfg.ConfirmTimeout + time.Duration(len(rules))*r.lastPerRule*10
+	_, at, ferr := r.waitForward(ctx, rules[len(rules)-1].id, r.cfg.ProbeInterval, timeout, abort)
 	bar := <-bdone
 	// Errors come before the barrier reply: check again now.
 	i, e := failed()
@@ -773,6 +778,7 @@ func (r *runner) insertBatch(ctx context.Context, pattern string, rules []rule) 
 		return b, accepted, ferr
 	}
 	b.Duration, b.Barrier = at.Sub(t0), bar
+	r.lastPerRule = b.Duration / time.Duration(len(rules))
 	return b, accepted, nil
 }
 
@@ -968,21 +974,35 @@ func (r *runner) cleanup(ctx context.Context) {
 		defer of.close()
 	default:
 	}
-	fl, err := r.of.flows(ctx)
-	if err != nil {
-		cr.Err = fmt.Sprintf("reading the flow table: %v", err)
-		return
-	}
 	// Delete by what the switch holds, not by what we think we added: a
 	// restarted switch holds none of them, one that lost messages more.
+	// A BARRIER first: FLOW_MODs of an interrupted batch may still be
+	// queued in the switch and appear only after a first read. Until a
+	// read finds none (at most 5 rounds).
 	n := 0
-	for _, f := range fl {
-		if f.Cookie&cookieMask == cookieBase {
-			if _, err := r.of.send(ctx, deleteStrict(f.Match, f.Priority)); err != nil {
-				cr.Err = err.Error()
-				return
+	for round := 0; round < 5; round++ {
+		if err := r.of.barrier(ctx); err != nil {
+			cr.Err = fmt.Sprintf("barrier before clean-up: %v", err)
+			return
+		}
+		fl, err := r.of.flows(ctx)
+		if err != nil {
+			cr.Err = fmt.Sprintf("reading the flow table: %v", err)
+			return
+		}
+		found := 0
+		for _, f := range fl {
+			if f.Cookie&cookieMask == cookieBase {
+				if _, err := r.of.send(ctx, deleteStrict(f.Match, f.Priority)); err != nil {
+					cr.Err = err.Error()
+					return
+				}
+				found++
 			}
-			n++
+		}
+		n += found
+		if found == 0 {
+			break
 		}
 	}
 	if err := r.of.barrier(ctx); err != nil {
@@ -990,7 +1010,7 @@ func (r *runner) cleanup(ctx context.Context) {
 		return
 	}
 	cr.Deleted += n
-	fl, err = r.of.flows(ctx)
+	fl, err := r.of.flows(ctx)
 	if err != nil {
 		cr.Err = fmt.Sprintf("verifying the flow table: %v", err)
 		return

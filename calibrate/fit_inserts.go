@@ -39,6 +39,9 @@ type InsertFit struct {
 	BIC                    float64
 	Alternatives           []LayoutScore // every layout tried, best window each
 	MaxInsertsPerBatchUsed int
+
+	resid  []float64 // per batch, ns
+	params int
 }
 
 // LayoutScore is how well one layout hypothesis explains the batches.
@@ -94,8 +97,9 @@ func slowWindows(capacity int) []int {
 // FitInserts fits the insert model to batches made while the table had
 // room (batches with an insert at or beyond capacity are left out: they
 // evict, which the model prices separately). It tries every layout and
-// slow-path window and keeps the lowest BIC; a layout whose per-move cost
-// is not positive with 3 σ loses to LayoutFlat.
+// slow-path window and keeps the lowest robust information criterion
+// (huberScore; the BIC fields hold it); a layout whose per-move cost is
+// not positive with 3 σ, or adds less than the noise, loses to LayoutFlat.
 func FitInserts(batches []Batch, capacity int) (InsertFit, error) {
 	var use []Batch
 	maxM := 0
@@ -117,10 +121,8 @@ func FitInserts(batches []Batch, capacity int) (InsertFit, error) {
 	if len(use) < 4 {
 		return InsertFit{}, fmt.Errorf("calibrate: insert fit: %d usable batches, need at least 4", len(use))
 	}
-	var best *InsertFit
-	var alts []LayoutScore
+	var cands []InsertFit
 	for _, layout := range []string{LayoutFlat, LayoutHighestFirst, LayoutLowestFirst} {
-		var lbest *InsertFit
 		windows := []int{0}
 		if layout != LayoutFlat {
 			windows = slowWindows(capacity)
@@ -140,11 +142,34 @@ func FitInserts(batches []Batch, capacity int) (InsertFit, error) {
 			if w > 0 && !(f.CSlow > f.CMove && float64(f.CSlow-f.CMove) > 3*float64(f.SECSlow)) {
 				continue
 			}
-			if lbest == nil || f.BIC < lbest.BIC {
-				f := f
-				lbest = &f
-			}
+			cands = append(cands, f)
 		}
+	}
+	// Score every candidate on one scale, the smallest robust σ any of
+	// them reached: Huber loss (quadratic within 1.345 σ, linear beyond)
+	// plus k·ln(n). Stalled batches cost every model alike and only
+	// linearly; a model that misprices a block of batches (a slow-path
+	// window ten slots off) pays for each of them.
+	scale := math.Inf(1)
+	for _, c := range cands {
+		if c.Sigma > 0 {
+			scale = math.Min(scale, float64(c.Sigma))
+		}
+	}
+	var best *InsertFit
+	var alts []LayoutScore
+	byLayout := map[string]*InsertFit{}
+	for i := range cands {
+		c := &cands[i]
+		if !math.IsInf(scale, 1) {
+			c.BIC = huberScore(c.resid, scale, c.params)
+		}
+		if lb := byLayout[c.Layout]; lb == nil || c.BIC < lb.BIC {
+			byLayout[c.Layout] = c
+		}
+	}
+	for _, layout := range []string{LayoutFlat, LayoutHighestFirst, LayoutLowestFirst} {
+		lbest := byLayout[layout]
 		if lbest == nil {
 			continue
 		}
@@ -190,7 +215,14 @@ func fitInsertModel(batches []Batch, layout string, capacity, window int) (Inser
 		Layout: layout, Capacity: capacity, SlowWindow: window, Samples: lf.N,
 		Overhead: d(lf.Beta[0]), SEOverhead: d(lf.SE[0]),
 		CWrite: d(lf.Beta[1]), SECWrite: d(lf.SE[1]),
-		Sigma: d(lf.RobustSigma), BIC: robustBIC(lf),
+		Sigma: d(lf.RobustSigma), BIC: robustBIC(lf), params: len(lf.Beta),
+	}
+	for r, row := range x {
+		p := 0.0
+		for j, v := range row {
+			p += v * lf.Beta[j]
+		}
+		f.resid = append(f.resid, y[r]-p)
 	}
 	i := 2
 	if layout != LayoutFlat {
@@ -258,4 +290,19 @@ func robustBIC(f LinearFit) float64 {
 	}
 	n := float64(f.N)
 	return n*math.Log(s*s) + float64(len(f.Beta))*math.Log(n)
+}
+
+// huberScore is 2·Σ ρ(r/scale) + k·ln(n) with Huber's ρ (c = 1.345).
+func huberScore(resid []float64, scale float64, k int) float64 {
+	const c = 1.345
+	sum := 0.0
+	for _, r := range resid {
+		u := math.Abs(r / scale)
+		if u <= c {
+			sum += u * u / 2
+		} else {
+			sum += c*u - c*c/2
+		}
+	}
+	return 2*sum + float64(k)*math.Log(float64(len(resid)))
 }

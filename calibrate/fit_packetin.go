@@ -324,56 +324,71 @@ func regularGroups(g []int) bool {
 }
 
 // latticePeriod finds T within ±35 % of guess such that the arrivals sit
-// on anchor + k·T: for each candidate, the sum of squared distances of
-// every arrival difference to its nearest multiple; then the least-squares
-// T given those multiples, with its standard error. ok is false when the
-// best lattice still leaves residuals above 5 % of T (no periodic timer).
+// on anchor + k·T. Each candidate T is scored by how many arrivals lie
+// within max(2 ms, T/30) of the lattice through a reference arrival (each
+// of the first five tried, in case one of them was delayed), ties broken
+// by the squared residuals of those inliers; the least-squares T of the
+// inliers given their multiples, with its standard error, is returned. A
+// few Packet-Ins delayed by the host's scheduler or a timer restarted once
+// then cost inliers, not the period. ok is false when fewer than 60 % of
+// the arrivals fit any lattice (no periodic timer).
 func latticePeriod(arrivals []time.Duration, guess time.Duration) (time.Duration, time.Duration, bool) {
 	if len(arrivals) < 5 || guess <= 0 {
 		return 0, 0, false
 	}
 	a := append([]time.Duration(nil), arrivals...)
 	sort.Slice(a, func(i, j int) bool { return a[i] < a[j] })
-	d := make([]float64, len(a)-1)
-	for i := range d {
-		d[i] = float64(a[i+1] - a[0])
+	type score struct {
+		inl int
+		sse float64
+		t   float64
+		ref int
 	}
-	score := func(t float64) float64 {
-		s := 0.0
-		for _, v := range d {
-			r := v - t*math.Round(v/t)
-			s += r * r
+	eval := func(t float64, ref int) score {
+		tol := math.Max(float64(2*time.Millisecond), t/30)
+		sc := score{t: t, ref: ref}
+		for _, v := range a {
+			d := float64(v - a[ref])
+			r := d - t*math.Round(d/t)
+			if math.Abs(r) <= tol {
+				sc.inl++
+				sc.sse += r * r
+			}
 		}
-		return s
+		return sc
 	}
+	better := func(x, y score) bool { return x.inl > y.inl || (x.inl == y.inl && x.sse < y.sse) }
 	lo, hi := 0.65*float64(guess), 1.35*float64(guess)
 	step := float64(guess) / 4000
-	best, bestS := 0.0, math.Inf(1)
-	for t := lo; t <= hi; t += step {
-		if s := score(t); s < bestS {
-			best, bestS = t, s
+	var best score
+	for ref := 0; ref < min(5, len(a)); ref++ {
+		for t := lo; t <= hi; t += step {
+			if sc := eval(t, ref); better(sc, best) {
+				best = sc
+			}
 		}
 	}
-	// Refine: regress the differences on their multiples through 0.
-	var sxx, sxy float64
-	ks := make([]float64, len(d))
-	for i, v := range d {
-		ks[i] = math.Round(v / best)
-		sxx += ks[i] * ks[i]
-		sxy += ks[i] * v
-	}
-	if sxx == 0 {
+	if best.inl < (len(a)*6+9)/10 {
 		return 0, 0, false
 	}
-	t := sxy / sxx
-	rss := 0.0
-	for i, v := range d {
-		r := v - t*ks[i]
-		rss += r * r
+	// Refine on the inliers: regress their offsets on their multiples.
+	tol := math.Max(float64(2*time.Millisecond), best.t/30)
+	var xs, ys []float64
+	for _, v := range a {
+		d := float64(v - a[best.ref])
+		k := math.Round(d / best.t)
+		if math.Abs(d-best.t*k) <= tol {
+			xs = append(xs, k)
+			ys = append(ys, d)
+		}
 	}
-	sigma := math.Sqrt(rss / math.Max(float64(len(d)-1), 1))
-	if sigma > 0.05*t {
-		return 0, 0, false
+	x := make([][]float64, len(xs))
+	for i, k := range xs {
+		x[i] = []float64{1, k}
 	}
-	return time.Duration(t), time.Duration(sigma / math.Sqrt(sxx)), true
+	lf, err := leastSquares(x, ys)
+	if err != nil || lf.Beta[1] <= 0 {
+		return time.Duration(best.t), 0, true
+	}
+	return time.Duration(lf.Beta[1]), time.Duration(lf.SE[1]), true
 }

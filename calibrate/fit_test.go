@@ -173,8 +173,8 @@ func TestFitFlushPeriodicAndOneShot(t *testing.T) {
 		built := now + 4200*time.Microsecond
 		k := (built-7*time.Millisecond)/T + 1
 		rel := 7*time.Millisecond + k*T + time.Duration(rng.Float64()*float64(3*time.Millisecond))
-		if i == 10 {
-			rel += 25 * time.Millisecond
+		if i == 10 || i == 0 {
+			rel += 25 * time.Millisecond // the first one too: the reference
 		}
 		d = append(d, rel-now)
 		at = append(at, rel)

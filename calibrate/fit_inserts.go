@@ -36,7 +36,7 @@ type InsertFit struct {
 	Capacity               int
 	Samples                int
 	Sigma                  time.Duration
-	BIC                    float64
+	Score                  float64       // model-selection score (huberScore), lower is better
 	Alternatives           []LayoutScore // every layout tried, best window each
 	MaxInsertsPerBatchUsed int
 
@@ -47,7 +47,7 @@ type InsertFit struct {
 // LayoutScore is how well one layout hypothesis explains the batches.
 type LayoutScore struct {
 	Layout     string
-	BIC        float64
+	Score      float64
 	Sigma      time.Duration
 	CMove      time.Duration
 	SlowWindow int
@@ -98,7 +98,7 @@ func slowWindows(capacity int) []int {
 // room (batches with an insert at or beyond capacity are left out: they
 // evict, which the model prices separately). It tries every layout and
 // slow-path window and keeps the lowest robust information criterion
-// (huberScore; the BIC fields hold it); a layout whose per-move cost is
+// (huberScore, Score); a layout whose per-move cost is
 // not positive with 3 σ, or adds less than the noise, loses to LayoutFlat.
 func FitInserts(batches []Batch, capacity int) (InsertFit, error) {
 	var use []Batch
@@ -162,9 +162,9 @@ func FitInserts(batches []Batch, capacity int) (InsertFit, error) {
 	for i := range cands {
 		c := &cands[i]
 		if !math.IsInf(scale, 1) {
-			c.BIC = huberScore(c.resid, scale, c.params)
+			c.Score = huberScore(c.resid, scale, c.params)
 		}
-		if lb := byLayout[c.Layout]; lb == nil || c.BIC < lb.BIC {
+		if lb := byLayout[c.Layout]; lb == nil || c.Score < lb.Score {
 			byLayout[c.Layout] = c
 		}
 	}
@@ -173,8 +173,8 @@ func FitInserts(batches []Batch, capacity int) (InsertFit, error) {
 		if lbest == nil {
 			continue
 		}
-		alts = append(alts, LayoutScore{Layout: layout, BIC: lbest.BIC, Sigma: lbest.Sigma, CMove: lbest.CMove, SlowWindow: lbest.SlowWindow})
-		if best == nil || lbest.BIC < best.BIC {
+		alts = append(alts, LayoutScore{Layout: layout, Score: lbest.Score, Sigma: lbest.Sigma, CMove: lbest.CMove, SlowWindow: lbest.SlowWindow})
+		if best == nil || lbest.Score < best.Score {
 			best = lbest
 		}
 	}
@@ -215,7 +215,7 @@ func fitInsertModel(batches []Batch, layout string, capacity, window int) (Inser
 		Layout: layout, Capacity: capacity, SlowWindow: window, Samples: lf.N,
 		Overhead: d(lf.Beta[0]), SEOverhead: d(lf.SE[0]),
 		CWrite: d(lf.Beta[1]), SECWrite: d(lf.SE[1]),
-		Sigma: d(lf.RobustSigma), BIC: robustBIC(lf), params: len(lf.Beta),
+		Sigma: d(lf.RobustSigma), Score: robustBIC(lf), params: len(lf.Beta),
 	}
 	for r, row := range x {
 		p := 0.0

@@ -149,9 +149,10 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 	w("  capacity: %d", min(max(f.Capacity, 1), profile.MaxTCAMCapacity))
 	in := f.Insert
 	if in != nil {
-		w("  # Layout: insert batches fitted under each hypothesis, lowest BIC wins:")
+		w("  # Layout: insert batches fitted under each hypothesis and slow-path window;")
+		w("  # lowest robust score (Huber loss on one scale + k ln n) wins:")
 		for _, a := range in.Alternatives {
-			w("  #   %-13s BIC %.1f, residual sigma %v, c_move %v, slow window %d", a.Layout, a.BIC, a.Sigma.Round(time.Microsecond), a.CMove.Round(10*time.Nanosecond), a.SlowWindow)
+			w("  #   %-13s score %.1f, residual sigma %v, c_move %v, slow window %d", a.Layout, a.Score, a.Sigma.Round(time.Microsecond), a.CMove.Round(10*time.Nanosecond), a.SlowWindow)
 		}
 		layout := in.Layout
 		if layout == LayoutFlat {
@@ -174,7 +175,7 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 	w("    cycles_per_invalidate: 1")
 	if in != nil {
 		w("    # duration(batch) = overhead + m*c_write + moves*c_move + slow moves*c_slow, least")
-		w("    # squares over %d batches of up to %d FLOW_MODs (%v), each timed from the first", in.Samples, in.MaxInsertsPerBatchUsed, patternsSummary(res))
+		w("    # squares (Huber-weighted) over %d batches of up to %d FLOW_MODs (%v), each timed from the first", in.Samples, in.MaxInsertsPerBatchUsed, patternsSummary(res))
 		w("    # send to the first probe the last rule forwarded; residual sigma %v,", in.Sigma.Round(time.Microsecond))
 		w("    # overhead %v ± %v per batch: the control channel, the probe resolution and", in.Overhead.Round(time.Microsecond), in.SEOverhead.Round(time.Microsecond))
 		w("    # the switch's own FLOW_MOD -> data-plane activation beyond the per-rule cost")
@@ -202,8 +203,8 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 		miss("tcam.timing.driver_per_invalidate")
 	}
 	if in != nil && in.SlowWindow > 0 {
-		w("    # Slow path: moves made with at most %d free slots cost %v ± %v each (BIC", in.SlowWindow, in.CSlow.Round(100*time.Nanosecond), in.SECSlow.Round(100*time.Nanosecond))
-		w("    # chose this window over none and over every other window).")
+		w("    # Slow path: moves made with at most %d free slots cost %v ± %v each (the", in.SlowWindow, in.CSlow.Round(100*time.Nanosecond), in.SECSlow.Round(100*time.Nanosecond))
+		w("    # score chose this window over none and over every other window).")
 		w("    slow_move_free_slots: %d", in.SlowWindow)
 		w("    driver_per_slow_move: %s", fmtDur(in.CSlow))
 	} else {

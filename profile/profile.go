@@ -33,9 +33,31 @@ type Profile struct {
 	// ControllerChannel is the link between the switch and its controller
 	// (used by the sim backend; live runs have a real one).
 	ControllerChannel ControllerChannel `yaml:"controller_channel"`
+	// Provenance records how a measured profile was made (pseudocong
+	// calibrate); optional, nil for the hand-fitted built-ins.
+	Provenance *Provenance `yaml:"provenance"`
 
 	// Source says where the profile came from: "builtin:NAME" or a path.
 	Source string `yaml:"-"`
+}
+
+// Provenance says where a measured profile's numbers come from. It does
+// not change the model: the simulator and the switch ignore it.
+type Provenance struct {
+	// Tool names what wrote the profile, e.g. "pseudocong calibrate".
+	Tool string `yaml:"tool"`
+	// Switch describes the measured switch (its DESC stats, address).
+	Switch string `yaml:"switch"`
+	// MeasuredAt is when the measurement ran (RFC 3339).
+	MeasuredAt string `yaml:"measured_at"`
+	// Partial marks a profile whose measurement stopped early (the switch
+	// refused, disconnected, filled its table or the budget ran out):
+	// values the run did not reach are defaults, named in Missing.
+	Partial bool `yaml:"partial"`
+	// Missing lists the profile keys that were not measured.
+	Missing []string `yaml:"missing"`
+	// Notes is free text: why the run stopped, what to distrust.
+	Notes string `yaml:"notes"`
 }
 
 // TCAMConfig is the TCAM part of a profile.

@@ -98,7 +98,9 @@ func yamlKeys(t reflect.Type, prefix string) []string {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
-		if tag == "-" || tag == "" {
+		// provenance is optional: only measured profiles (pseudocong
+		// calibrate) have one.
+		if tag == "-" || tag == "" || tag == "provenance" {
 			continue
 		}
 		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Time{}) {

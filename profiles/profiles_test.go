@@ -21,6 +21,11 @@ func TestCopiesMatchBuiltins(t *testing.T) {
 	}
 	var names []string
 	for _, c := range copies {
+		// Regular files are measured profiles (TestMeasuredProfilesLoad);
+		// the links are the built-ins.
+		if fi, err := os.Lstat(c); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
 		names = append(names, strings.TrimSuffix(c, ".yaml"))
 	}
 	slices.Sort(names)
@@ -43,6 +48,29 @@ func TestCopiesMatchBuiltins(t *testing.T) {
 		p, err := profile.Load("./" + name + ".yaml")
 		if err != nil || p.Name != name {
 			t.Errorf("loading profiles/%s.yaml: %v", name, err)
+		}
+	}
+}
+
+// Profiles measured by `pseudocong calibrate` live here as regular files:
+// each loads as --profile FILE does, is named after its file and says how
+// it was measured.
+func TestMeasuredProfilesLoad(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if fi, err := os.Lstat(f); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			continue
+		}
+		p, err := profile.Load("./" + f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if p.Name != strings.TrimSuffix(f, ".yaml") || p.Provenance == nil || p.Provenance.Tool == "" {
+			t.Errorf("%s: name %q, provenance %+v: want the file's name and how it was measured", f, p.Name, p.Provenance)
 		}
 	}
 }

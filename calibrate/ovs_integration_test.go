@@ -1,0 +1,84 @@
+//go:build integration
+
+package calibrate_test
+
+import (
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pseudocong/pseudocong/internal/testenv"
+	"github.com/pseudocong/pseudocong/profile"
+)
+
+// TestSerialCalibrateOpenVSwitch calibrates Open vSwitch's userspace
+// datapath (testenv.StartOVS) through two veth pairs in the root
+// namespace, 1 000 rules per pattern (profiles/ovs-netdev.yaml is the same
+// run with 4 000). It checks what OVS is known to do — no Packet-In
+// batching, priority-independent inserts (flat layout), no cache and no
+// table end below the rules installed — that the profile loads complete,
+// and that OVS's table is empty afterwards.
+func TestSerialCalibrateOpenVSwitch(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireCommand(t, "ip", "sysctl")
+	bin := buildBinary(t)
+	o := testenv.StartOVS(t, testenv.OVSOptions{})
+	br := o.AddBridge("calbr", 1)
+	tag := testenv.NewTag()
+	var sw, cal [2]string
+	for i := range 2 {
+		sw[i], cal[i] = tag+"s"+strconv.Itoa(i+1), tag+"c"+strconv.Itoa(i+1)
+		if out, err := exec.Command("ip", "link", "add", sw[i], "type", "veth", "peer", "name", cal[i]).CombinedOutput(); err != nil {
+			t.Fatalf("veth: %v\n%s", err, out)
+		}
+		name := sw[i]
+		t.Cleanup(func() { _ = exec.Command("ip", "link", "del", name).Run() })
+		for _, ifc := range []string{sw[i], cal[i]} {
+			_ = exec.Command("sysctl", "-qw", "net.ipv6.conf."+ifc+".disable_ipv6=1").Run()
+			if out, err := exec.Command("ip", "link", "set", ifc, "up").CombinedOutput(); err != nil {
+				t.Fatalf("link up: %v\n%s", err, out)
+			}
+		}
+		o.AddPort(br, sw[i], i+1)
+	}
+	port := testenv.ReservePort(t)
+	o.SetController(br, "tcp:127.0.0.1:"+strconv.Itoa(port))
+	dir := t.TempDir()
+	path := dir + "/ovs.yaml"
+	out := &lockedBuffer{}
+	cmd := exec.CommandContext(t.Context(), bin, "calibrate", "--listen", "ptcp:"+strconv.Itoa(port)+":127.0.0.1",
+		"--data", cal[0]+","+cal[1], "--max-rules", "1000", "--budget", "3m", "--name", "ovs-netdev",
+		"--out", path, "--report", dir+"/report", "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = out, out
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("calibrate (%v):\n%s", time.Since(start).Round(time.Second), out)
+	if err != nil {
+		t.Fatalf("calibrate: %v", err)
+	}
+	p, err := profile.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Provenance == nil || p.Provenance.Partial || !strings.Contains(p.Provenance.Switch, "Open vSwitch") {
+		t.Errorf("provenance %+v, want a complete run on Open vSwitch", p.Provenance)
+	}
+	if p.Agent.BatchSize != 1 || p.Agent.FlushPeriod != 0 {
+		t.Errorf("batch %d, flush %v: OVS sends every Packet-In at once", p.Agent.BatchSize, p.Agent.FlushPeriod)
+	}
+	if p.TCAM.Timing.DriverPerMove != 0 || p.TCAM.Timing.SlowMoveFreeSlots != 0 {
+		t.Errorf("per-move %v, slow window %d: OVS's classifier shifts nothing", p.TCAM.Timing.DriverPerMove, p.TCAM.Timing.SlowMoveFreeSlots)
+	}
+	if p.TCAM.Capacity < 1000 {
+		t.Errorf("capacity %d below the 1 000 rules OVS took", p.TCAM.Capacity)
+	}
+	flows, err := o.DumpFlows(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(flows, "cookie="); n != 0 {
+		t.Errorf("OVS holds %d rules after the run, want none:\n%s", n, flows)
+	}
+}

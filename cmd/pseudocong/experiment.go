@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pseudocong/pseudocong/experiments"
+	"github.com/pseudocong/pseudocong/experiments/tcpexp"
 )
 
 func newExperimentCommand() *cobra.Command {
@@ -78,6 +79,9 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 	}
 	if err := mustNotBeEmpty(v, "out"); err != nil {
 		return err
+	}
+	if tcpexp.IsSpec(args[0]) {
+		return runTCPExperiment(cmd, v, args[0])
 	}
 	spec, err := experiments.LoadSpec(args[0])
 	if err != nil {

@@ -400,11 +400,15 @@ func pct(x float64) string {
 	return fmt.Sprintf("%.1f %%", 100*x)
 }
 
+// plotCap caps the bars of mitigations.png: a mitigation that makes a
+// measure six times worse would flatten every other bar.
+const plotCap = 2.0
+
 // writeMitigationsPlot draws, per mitigation, each cut measure as a share
 // of the baseline's (bars; 0 = erased, 1 = unchanged).
 func (r *Result) writeMitigationsPlot(w io.Writer) error {
 	p := plot.New()
-	p.Title.Text = "Pseudo-congestion left, relative to the baseline"
+	p.Title.Text = fmt.Sprintf("Pseudo-congestion left, relative to the baseline (0: erased; bars capped at %g)", plotCap)
 	p.Y.Label.Text = "mitigated / baseline"
 	ms := r.cutMeasures()
 	vs := r.Verdicts()
@@ -420,7 +424,7 @@ func (r *Result) writeMitigationsPlot(w io.Writer) error {
 			if c, ok := v.Cut[m]; ok && !math.IsInf(c, 0) {
 				left = math.Max(0, 1-c)
 			}
-			vals[j] = left
+			vals[j] = math.Min(left, plotCap)
 		}
 		b, err := plotter.NewBarChart(vals, width)
 		if err != nil {

@@ -50,7 +50,7 @@ take the outputs); 1 means the run itself failed.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("experiment run takes one SPEC (built-in: %s), got %d arguments",
-					strings.Join(experiments.BuiltinSpecNames(), ", "), len(args))
+					strings.Join(append(experiments.BuiltinSpecNames(), tcpexp.BuiltinSpecNames()...), ", "), len(args))
 			}
 			return nil
 		},
@@ -261,7 +261,7 @@ func newExperimentListCommand() *cobra.Command {
 						e.ID, e.Paper, e.Kind, e.Flows, e.Rates, e.BaseLoads, e.Priorities)
 				}
 			}
-			return nil
+			return listTCPSpecs(w)
 		},
 	}
 }

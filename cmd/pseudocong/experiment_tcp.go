@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -57,5 +59,23 @@ func runTCPExperiment(cmd *cobra.Command, v *viper.Viper, name string) error {
 		fmt.Fprintf(cmd.OutOrStdout(), ", mitigations.md")
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), ")")
+	return nil
+}
+
+// listTCPSpecs prints package tcpexp's specs for `experiment list`.
+func listTCPSpecs(w io.Writer) error {
+	for _, name := range tcpexp.BuiltinSpecNames() {
+		s, err := tcpexp.LoadSpec(name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s: %s\n", s.Name, s.Description)
+		for _, c := range s.Cells {
+			fmt.Fprintf(w, "  %-10s bulk TCP; %d flows; timers %v; %s against %s; %v\n", c.ID, c.Flows, s.Timers, s.Profile, s.Reference, s.Duration)
+		}
+		if len(s.Mitigations) > 0 {
+			fmt.Fprintf(w, "  mitigations: %s\n", strings.Join(s.Mitigations, ", "))
+		}
+	}
 	return nil
 }

@@ -91,7 +91,7 @@ func (f BulkFlow) GoodputBps() float64 {
 const (
 	defaultTraceInterval = 10 * time.Millisecond
 	defaultBulkBuffer    = 256 << 10
-	// bulkServerPort is where the server listens (the tuples' DstPort).
+	// bulkMSS is the endpoints' MSS: a 1 514-byte frame with timestamps.
 	bulkMSS = 1448
 )
 

@@ -98,9 +98,8 @@ func Execute(ctx context.Context, s *Spec, opts Options) (*Result, error) {
 		mits = []string{BaselineName}
 	}
 	type job struct {
-		run  *BulkRun
-		sc   sim.Scenario
-		prof *profile.Profile
+		run *BulkRun
+		sc  sim.Scenario
 	}
 	var jobs []job
 	for _, name := range mits {

@@ -130,6 +130,15 @@ func (m Mitigation) Apply(base *profile.Profile) (*profile.Profile, error) {
 // keeps out of use (hermes's shadow slice; every other layout 0), plus
 // for cover rules nothing (two entries are rules, not lost space).
 func (m Mitigation) SpaceLost(p *profile.Profile) (float64, error) {
+	u, err := usableSlots(p)
+	if err != nil {
+		return 0, err
+	}
+	return 1 - float64(u)/float64(p.TCAM.Capacity), nil
+}
+
+// usableSlots is how many entries p's TCAM can hold under its layout.
+func usableSlots(p *profile.Profile) (int, error) {
 	l, err := p.TCAMLayout()
 	if err != nil {
 		return 0, err
@@ -138,7 +147,7 @@ func (m Mitigation) SpaceLost(p *profile.Profile) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 1 - float64(t.Usable())/float64(p.TCAM.Capacity), nil
+	return t.Usable(), nil
 }
 
 // probeSpec is the paper's worst probe cells (issue 11 item 4) as a spec

@@ -251,8 +251,19 @@ func (s *Spec) scenario(c CellSpec, tn string, p *profile.Profile, top *netsim.T
 	if m.Descending {
 		prio = "descending"
 	}
+	// A layout that keeps slots out of use (hermes) gets the same number
+	// of free usable slots as the cell gives the full table: the base
+	// load shrinks by the reserved slots.
+	base := c.BaseLoad
+	if c.TCAMCapacity == 0 && base > 0 {
+		usable, err := usableSlots(p)
+		if err != nil {
+			return sim.Scenario{}, err
+		}
+		base = max(0, min(base, base-(p.TCAM.Capacity-usable)))
+	}
 	return sim.Scenario{
-		Kind: sim.Bulk, Flows: c.Flows, Rate: c.StartRate, BaseLoad: c.BaseLoad, Priority: prio,
+		Kind: sim.Bulk, Flows: c.Flows, Rate: c.StartRate, BaseLoad: base, Priority: prio,
 		Profile: p, Topology: top, ControllerService: s.ControllerService, LinkLatency: s.LinkLatency,
 		Timers: probes.Berkeley(), Seed: seed,
 		TCP: &sim.BulkTCP{Timers: tp, CC: s.CC, Duration: s.Duration, TraceInterval: s.TraceInterval,

@@ -30,6 +30,9 @@ type Options struct {
 	Backend string
 	// Profile, if set, replaces the spec's switch profile (name or path).
 	Profile string
+	// ProfileValue, if set, replaces both: a profile built in code (a
+	// variant of a loaded one, e.g. another TCAM layout).
+	ProfileValue *profile.Profile
 	// Seed, if set, replaces the spec's seed.
 	Seed *uint64
 	// Workers is how many runs go in parallel; 0 means GOMAXPROCS. Each
@@ -181,6 +184,9 @@ func prepare(spec *Spec, opts *Options) (*Result, string, error) {
 		profName = opts.Profile
 	}
 	prof, err := profile.Load(profName)
+	if opts.ProfileValue != nil {
+		prof, profName, err = opts.ProfileValue, opts.ProfileValue.Name, nil
+	}
 	if err != nil {
 		return nil, "", &SpecError{spec.Source, err}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pseudocong/pseudocong/experiments"
+	"github.com/pseudocong/pseudocong/experiments/tcpexp"
 )
 
 func newExperimentCommand() *cobra.Command {
@@ -49,7 +50,7 @@ take the outputs); 1 means the run itself failed.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("experiment run takes one SPEC (built-in: %s), got %d arguments",
-					strings.Join(experiments.BuiltinSpecNames(), ", "), len(args))
+					strings.Join(append(experiments.BuiltinSpecNames(), tcpexp.BuiltinSpecNames()...), ", "), len(args))
 			}
 			return nil
 		},
@@ -78,6 +79,9 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 	}
 	if err := mustNotBeEmpty(v, "out"); err != nil {
 		return err
+	}
+	if tcpexp.IsSpec(args[0]) {
+		return runTCPExperiment(cmd, v, args[0])
 	}
 	spec, err := experiments.LoadSpec(args[0])
 	if err != nil {
@@ -257,7 +261,7 @@ func newExperimentListCommand() *cobra.Command {
 						e.ID, e.Paper, e.Kind, e.Flows, e.Rates, e.BaseLoads, e.Priorities)
 				}
 			}
-			return nil
+			return listTCPSpecs(w)
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/pseudocong/pseudocong/controller"
 	"github.com/pseudocong/pseudocong/internal/clock"
@@ -33,6 +34,10 @@ type network struct {
 	path                 []hop
 	onPath               map[int]int // switch index -> index in path
 	errs                 []error     // probe conversion and send errors
+	// bulkEnd is when a Bulk run ends (its flows send until then); covers
+	// counts its wildcard cover rules (bulk.go).
+	bulkEnd time.Time
+	covers  int
 }
 
 // hop is one switch on the client–server path: in faces the client, out

@@ -62,6 +62,8 @@ type Scenario struct {
 	// SeriesInterval, if positive, records time series of every link,
 	// queue and flow at that interval (Outcome.Series).
 	SeriesInterval time.Duration
+	// TCP configures a Bulk run (bulk.go); nil for the probe kinds.
+	TCP *BulkTCP
 }
 
 // Outcome is what one run measured.
@@ -88,6 +90,8 @@ type Outcome struct {
 	VirtualTime time.Duration
 	// Series holds the time series, if the scenario asked for them.
 	Series *Series `json:",omitempty"`
+	// TCP is a Bulk run's outcome (bulk.go).
+	TCP *BulkOutcome `json:",omitempty"`
 }
 
 // SwitchOutcome is what one switch did.
@@ -166,6 +170,11 @@ func Run(sc Scenario) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
+	if sc.Kind == Bulk {
+		if sc, err = sc.bulkCheck(); err != nil {
+			return nil, err
+		}
+	}
 	clk := clock.NewSim(simStart)
 	nw, err := newNetwork(clk, sc, pattern)
 	if err != nil {
@@ -180,6 +189,11 @@ func Run(sc Scenario) (*Outcome, error) {
 	}
 	if sc.Kind == Data {
 		if err := preloadData(nw, pattern, tuples); err != nil {
+			return nil, err
+		}
+	}
+	if sc.Kind == Bulk {
+		if nw.covers, err = preloadBulk(nw, pattern, tuples); err != nil {
 			return nil, err
 		}
 	}
@@ -202,12 +216,19 @@ func Run(sc Scenario) (*Outcome, error) {
 			finish, err = nw.oneWay(sc, tuples)
 		case Handshake, Data:
 			finish, err = nw.probe(sc, tuples)
+		case Bulk:
+			finish, err = nw.bulk(sc, tuples)
 		default:
 			err = fmt.Errorf("sim: unknown kind %q", sc.Kind)
 		}
 	})
 	clk.SetLimits(sc.limits())
-	if runErr := clk.TryRun(); runErr != nil {
+	run := clk.TryRun
+	if sc.Kind == Bulk {
+		// Bulk flows send for ever: the run ends at the flows' end.
+		run = func() error { return clk.TryRunUntil(simStart.Add(warmUp + sc.TCP.Duration)) }
+	}
+	if runErr := run(); runErr != nil {
 		return nil, fmt.Errorf("sim: %w", runErr)
 	}
 	if err != nil {
@@ -235,7 +256,7 @@ func Run(sc Scenario) (*Outcome, error) {
 		out.Series = &Series{Interval: r.Interval(), Links: r.Links, Flows: r.Flows, Truncated: r.Truncated}
 	}
 	finish(out)
-	if sc.Kind == Data {
+	if sc.Kind == Data || sc.Kind == Bulk {
 		if err := checkDataPremise(out); err != nil {
 			return nil, err
 		}

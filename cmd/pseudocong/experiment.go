@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pseudocong/pseudocong/experiments"
+	"github.com/pseudocong/pseudocong/experiments/highbdp"
 )
 
 func newExperimentCommand() *cobra.Command {
@@ -78,6 +79,9 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 	}
 	if err := mustNotBeEmpty(v, "out"); err != nil {
 		return err
+	}
+	if highbdp.IsSpec(args[0]) { // paper 002's grid (experiments/highbdp)
+		return runHighBDP(cmd, v, args[0])
 	}
 	spec, err := experiments.LoadSpec(args[0])
 	if err != nil {
@@ -206,6 +210,9 @@ func runMerge(cmd *cobra.Command, args []string) error {
 				return usageErrorf("--out %s is one of the shard directories", out)
 			}
 		}
+	}
+	if highbdp.IsShardDir(args[0]) { // paper 002's shards (experiments/highbdp)
+		return mergeHighBDP(cmd, out, args)
 	}
 	res, err := experiments.Merge(args)
 	if err != nil {

@@ -149,7 +149,7 @@ func TestDeterministicAndBounded(t *testing.T) {
 	c := Cell{Kind: "grid", Bottleneck: "10G", CC: NS2Reno, Seed: 3, Buffer: s.Buffer, DelAck: true}
 	a, sc := runCell(t, s, c)
 	b, _ := runCell(t, s, c)
-	a.WallS, b.WallS = 0, 0
+	a.WallS, b.WallS, a.CPUS, b.CPUS = 0, 0, 0, 0
 	if !reflect.DeepEqual(a, b) {
 		t.Error("the same cell gave two outcomes")
 	}
@@ -161,6 +161,15 @@ func TestDeterministicAndBounded(t *testing.T) {
 	}
 	if a.Utilisation <= 0 || a.Utilisation > 1 || a.Goodput > a.Utilisation {
 		t.Errorf("utilisation %.3f, goodput %.3f", a.Utilisation, a.Goodput)
+	}
+	// Every algorithm's segments fit the links (SACK and timestamps
+	// included) and every one moves data.
+	for _, cc := range s.Algorithms {
+		c.CC = cc
+		o, _ := runCell(t, s, c)
+		if o.Oversized != 0 || o.Goodput < 0.2 {
+			t.Errorf("%s: %d oversized packets, goodput %.3f", cc, o.Oversized, o.Goodput)
+		}
 	}
 }
 

@@ -94,11 +94,12 @@ func bufKey(f float64) string { return strings.ReplaceAll(fmt.Sprintf("%g", f), 
 func Summary(s *Spec, rs []CellResult) map[string]float64 {
 	m := map[string]float64{}
 	sum, good, cnt := map[string]float64{}, map[string]float64{}, map[string]float64{}
-	var events, wall float64
+	var events, wall, cpu float64
 	for _, r := range rs {
 		o := r.Outcome
 		events += float64(o.Events)
 		wall += o.WallS
+		cpu += o.CPUS
 		switch r.Cell.Kind {
 		case "grid":
 			k := r.Cell.CC + "." + r.Cell.Bottleneck
@@ -109,6 +110,10 @@ func Summary(s *Spec, rs []CellResult) map[string]float64 {
 				m[key("buffer", bufKey(r.Cell.Buffer), r.Cell.Bottleneck)] = o.Utilisation
 				m[key("perf", "events_per_s", r.Cell.Bottleneck)] = float64(o.Events) / o.WallS
 				m[key("perf", "sim_s_per_wall_s", r.Cell.Bottleneck)] = s.Duration.Seconds() / s.Scale / o.WallS
+				if o.CPUS > 0 {
+					m[key("perf", "events_per_cpu_s", r.Cell.Bottleneck)] = float64(o.Events) / o.CPUS
+					m[key("perf", "sim_s_per_cpu_s", r.Cell.Bottleneck)] = s.Duration.Seconds() / s.Scale / o.CPUS
+				}
 			}
 			if r.Cell.CC == NS2Reno && r.Cell.Seed == s.Seeds[0] && r.Cell.Bottleneck == s.Bottlenecks[len(s.Bottlenecks)-1] {
 				m[key("long_flow", "slow_start_end_s")] = o.SlowStartEnd
@@ -147,6 +152,10 @@ func Summary(s *Spec, rs []CellResult) map[string]float64 {
 		m[key("perf", "events_per_s")] = events / wall
 		m[key("perf", "events")] = events
 		m[key("perf", "wall_s")] = wall
+	}
+	if cpu > 0 {
+		m[key("perf", "events_per_cpu_s")] = events / cpu
+		m[key("perf", "cpu_s")] = cpu
 	}
 	return m
 }
@@ -256,14 +265,14 @@ func Report(s *Spec, sum map[string]float64, rs []CellResult) string {
 	row("growth without delayed ACKs (s)", "(≈ predicted)", key("long_flow", "growth_s", "nodelack"), "")
 	w, l, h := Analytic()
 	fmt.Fprintf(&b, "\n## §1's example\n\n10 Gbit/s, 100 ms, 1 500 B: window %.0f segments (paper 83 333), one loss per %.3g packets (paper 5·10⁹), a congestion event every %.2f h (paper 1.6 h).\n", w, l, h)
-	b.WriteString("\n## Simulator speed (noisy: a shared 2-core machine)\n\n| cell | events | wall s | events/s | simulated s / wall s |\n|---|---|---|---|---|\n")
+	b.WriteString("\n## Simulator speed (noisy: a shared 2-core machine)\n\n| cell | events | wall s | CPU s | events per CPU s | simulated s per CPU s |\n|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		o := r.Outcome
 		simS := s.Duration.Seconds() / s.Scale
 		if r.Cell.Kind == "growth" {
 			simS = s.GrowthDuration.Seconds()
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.3g | %.3g |\n", r.Cell.Label(), o.Events, o.WallS, float64(o.Events)/o.WallS, simS/o.WallS)
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.3g | %.3g |\n", r.Cell.Label(), o.Events, o.WallS, o.CPUS, float64(o.Events)/max(o.CPUS, 1e-9), simS/max(o.CPUS, 1e-9))
 	}
 	return b.String()
 }

@@ -90,6 +90,9 @@ type Outcome struct {
 	Utilisation float64 `json:"utilisation"` // L's delivered payload+headers / capacity·duration
 	Goodput     float64 `json:"goodput"`     // all flows' payload bytes received / capacity·duration
 	Drops       uint64  `json:"drops"`
+	// Oversized counts packets any link refused for its MTU: always 0
+	// in a correct model (a segment that does not fit is a bug).
+	Oversized uint64 `json:"oversized"`
 	// SlowStartEnd is when flow 0 left slow start, seconds after its
 	// start; negative if it never did.
 	SlowStartEnd float64   `json:"slow_start_end_s"`
@@ -97,6 +100,7 @@ type Outcome struct {
 	WebObjects   int       `json:"web_objects"`
 	Events       uint64    `json:"events"`
 	WallS        float64   `json:"wall_s"`
+	CPUS         float64   `json:"cpu_s"` // process CPU time over the run
 	Trace        []Point   `json:"trace,omitempty"`
 	Fine         []Point   `json:"fine,omitempty"`
 	Util         []float64 `json:"util_series,omitempty"` // per UtilEvery
@@ -182,13 +186,15 @@ func (s Scenario) Run() (*Outcome, error) {
 		s.InitialCwnd = 2
 	}
 	mss := s.mss()
-	wall := time.Now()
+	wall, cpu0 := time.Now(), cpuTime()
 	sim := clock.NewSim(epoch)
 	lim := clock.DefaultLimits()
 	lim.MaxEvents = 0 // a bulk run never comes to rest
 	sim.SetLimits(lim)
 	n := &network{}
-	mtu := mss + 40
+	// Room for the options: timestamps (12) and SACK blocks on ACKs
+	// (at most 4 blocks, 36 B with the kind/length and padding).
+	mtu := mss + 40 + 12 + 36
 	mk := func(rate int64, delay time.Duration, limit int, deliver func(*netsim.Packet)) (*netsim.Link, error) {
 		q, err := netsim.NewDropTail(limit, 0)
 		if err != nil {
@@ -340,11 +346,17 @@ func (s Scenario) Run() (*Outcome, error) {
 	out.Utilisation = float64(n.fwd.Stats().DeliveredBytes) / capBytes
 	out.Goodput = float64(rx) / capBytes
 	out.Drops = n.fwd.Stats().QdiscDropped
+	for _, ls := range [][]*netsim.Link{{n.fwd, n.rev}, n.up, n.down, n.upR, n.downR} {
+		for _, l := range ls {
+			out.Oversized += l.Stats().Oversized
+		}
+	}
 	for _, r := range webRecs {
 		out.WebObjects += len(*r)
 	}
 	out.Events = sim.Fired()
 	out.WallS = time.Since(wall).Seconds()
+	out.CPUS = (cpuTime() - cpu0).Seconds()
 	return out, nil
 }
 

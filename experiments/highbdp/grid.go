@@ -76,21 +76,21 @@ var builtin []byte
 //go:embed high-bdp-ci.yaml
 var builtinCI []byte
 
-//go:embed high-bdp-10.yaml
-var builtin10 []byte
+//go:embed high-bdp-20.yaml
+var builtin20 []byte
 
 // Names of the built-in specs.
 const (
 	SpecName   = "high-bdp"
 	SpecNameCI = "high-bdp-ci"
-	SpecName10 = "high-bdp-10"
+	SpecName20 = "high-bdp-20"
 )
 
 // IsSpec reports whether name is one of this package's built-in specs
 // (or a path to a YAML file whose name says high-bdp), so the CLI can
 // route it here.
 func IsSpec(name string) bool {
-	if name == SpecName || name == SpecNameCI || name == SpecName10 {
+	if name == SpecName || name == SpecNameCI || name == SpecName20 {
 		return true
 	}
 	return yamldoc.LooksLikePath(name) && strings.HasPrefix(filepath.Base(name), "high-bdp")
@@ -104,8 +104,8 @@ func LoadSpec(name string) (*Spec, error) {
 		data = builtin
 	case SpecNameCI:
 		data = builtinCI
-	case SpecName10:
-		data = builtin10
+	case SpecName20:
+		data = builtin20
 	default:
 		var err error
 		if data, err = os.ReadFile(name); err != nil {

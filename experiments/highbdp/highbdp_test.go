@@ -31,7 +31,7 @@ func runCell(t *testing.T, s *Spec, c Cell) (*Outcome, Scenario) {
 }
 
 func TestBuiltinSpecsLoad(t *testing.T) {
-	for _, n := range []string{SpecName, SpecNameCI, SpecName10} {
+	for _, n := range []string{SpecName, SpecNameCI, SpecName20} {
 		s := mustSpec(t, n)
 		if s.Name != n || !IsSpec(n) {
 			t.Errorf("%s: name %q, IsSpec %v", n, s.Name, IsSpec(n))
@@ -137,9 +137,10 @@ func TestScaledTrend(t *testing.T) {
 	if small-large < 0.05 {
 		t.Errorf("NewReno: utilisation %.3f at 100M/50, %.3f at 10G/50: want a fall of at least 5 points", small, large)
 	}
-	hs := util("10G", "highspeed")
-	if hs-large < 0.05 {
-		t.Errorf("10G/50: HighSpeed %.3f vs NewReno %.3f: want at least 5 points more", hs, large)
+	// The bar: one of them reaches 80 % where NewReno does not.
+	best := max(util("10G", "cubic"), util("10G", "highspeed"))
+	if best < 0.8 || best-large < 0.05 {
+		t.Errorf("10G/50: best of CUBIC and HighSpeed %.3f vs NewReno %.3f: want >= 0.80 and at least 5 points more", best, large)
 	}
 }
 

@@ -46,7 +46,7 @@ func runHighBDP(cmd *cobra.Command, v *viper.Viper, name string) error {
 			fmt.Fprintf(stderr, "[%d/%d] %s: %.0f/%.0f s simulated, %d events, %.0f s wall\n", done, total, label, sim.Seconds(), of.Seconds(), ev, el)
 		}
 	}
-	doc, err := highbdp.RunShard(spec, name, shard, count, progress)
+	doc, err := highbdp.RunShard(cmd.Context(), spec, name, shard, count, progress)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package highbdp
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -282,7 +283,8 @@ type ShardDoc struct {
 type Progress func(label string, done, total int, simulated, of time.Duration, events uint64)
 
 // RunShard runs the cells with index i mod n == shard (n = 1: all).
-func RunShard(s *Spec, name string, shard, n int, progress Progress) (*ShardDoc, error) {
+// A cancelled ctx stops the running cell and returns its error.
+func RunShard(ctx context.Context, s *Spec, name string, shard, n int, progress Progress) (*ShardDoc, error) {
 	if n < 1 || shard < 0 || shard >= n {
 		return nil, fmt.Errorf("high-bdp: shard %d/%d: want 0 <= i < n", shard, n)
 	}
@@ -300,6 +302,7 @@ func RunShard(s *Spec, name string, shard, n int, progress Progress) (*ShardDoc,
 		if err != nil {
 			return nil, err
 		}
+		sc.Ctx = ctx
 		if progress != nil {
 			label := c.Label()
 			sc.ProgressEvery = max(sc.Duration/20, time.Millisecond)

@@ -1,6 +1,7 @@
 package highbdp
 
 import (
+	"context"
 	"math"
 	"reflect"
 	"strings"
@@ -66,6 +67,11 @@ func TestSpecErrors(t *testing.T) {
 	}
 	if _, err := (Scenario{}).Run(); err == nil {
 		t.Error("empty scenario ran")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := RunShard(ctx, mustSpec(t, SpecNameCI), "x", 0, 1, nil); err == nil || !strings.Contains(err.Error(), "stopped") {
+		t.Errorf("cancelled run: %v", err)
 	}
 }
 
@@ -178,13 +184,13 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	s := mustSpec(t, SpecNameCI)
 	s.Scale, s.GrowthDuration = 2000, 0
 	s.Bottlenecks, s.Algorithms, s.BufferSweep = []string{"100M", "10G"}, []string{NS2Reno, "cubic"}, []float64{1}
-	whole, err := RunShard(s, "x", 0, 1, nil)
+	whole, err := RunShard(context.Background(), s, "x", 0, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var dirs []string
 	for i := range 3 {
-		doc, err := RunShard(s, "x", i, 3, nil)
+		doc, err := RunShard(context.Background(), s, "x", i, 3, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

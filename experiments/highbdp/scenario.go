@@ -1,6 +1,7 @@
 package highbdp
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -58,6 +59,10 @@ type Scenario struct {
 	// Progress, if set, is called every ProgressEvery of simulated time.
 	Progress      func(simulated time.Duration, events uint64)
 	ProgressEvery time.Duration
+	// Ctx, if set, stops the run early (SIGTERM of a Kubernetes pod):
+	// the simulation advances in slices of at most a second of virtual
+	// time and checks it between them.
+	Ctx context.Context
 }
 
 // RTT is the scenario's base round-trip time.
@@ -332,8 +337,14 @@ func (s Scenario) Run() (*Outcome, error) {
 	if s.Progress != nil && s.ProgressEvery > 0 {
 		every(sim, s.ProgressEvery, s.Duration, func() { s.Progress(sim.Elapsed(), sim.Fired()) })
 	}
-	if err := sim.TryRunUntil(epoch.Add(s.Duration)); err != nil {
-		return nil, fmt.Errorf("highbdp: %w", err)
+	for at := time.Duration(0); at < s.Duration; {
+		at = min(at+time.Second, s.Duration)
+		if err := sim.TryRunUntil(epoch.Add(at)); err != nil {
+			return nil, fmt.Errorf("highbdp: %w", err)
+		}
+		if s.Ctx != nil && s.Ctx.Err() != nil {
+			return nil, fmt.Errorf("highbdp: stopped at %v of %v simulated: %w", at, s.Duration, context.Cause(s.Ctx))
+		}
 	}
 	var rx uint64
 	for i := range n.rcv {

@@ -125,12 +125,11 @@ type pkt struct {
 }
 
 type network struct {
-	free             *pkt
-	up, down         []*netsim.Link
-	upR, downR       []*netsim.Link
-	fwd, rev         *netsim.Link
-	snd, rcv         []*tcp.Conn
-	sendTo, recvFrom []func(*netsim.Packet)
+	free       *pkt
+	up, down   []*netsim.Link
+	upR, downR []*netsim.Link
+	fwd, rev   *netsim.Link
+	snd, rcv   []*tcp.Conn
 }
 
 func (n *network) get() *pkt {

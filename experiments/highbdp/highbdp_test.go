@@ -228,4 +228,16 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	if err != nil || len(files) < 5 {
 		t.Errorf("outputs %v: %v", files, err)
 	}
+	// Without a buffer sweep there is no buffer figure (a log axis of
+	// one point would not draw).
+	s.BufferSweep = nil
+	var grid []CellResult
+	for _, r := range rs {
+		if r.Cell.Kind == "grid" {
+			grid = append(grid, r)
+		}
+	}
+	if _, err := WriteOutputs(t.TempDir(), s, grid); err != nil {
+		t.Errorf("outputs without a sweep: %v", err)
+	}
 }

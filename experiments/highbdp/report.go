@@ -367,15 +367,18 @@ func Figures(s *Spec, rs []CellResult) map[string]*plot.Plot {
 	figs["highbdp_cwnd_run.png"] = hour
 	figs["highbdp_cwnd_first.png"] = fine
 	figs["highbdp_sent_acked_first.png"] = sent
-	buf := newPlot("Utilisation vs DropTail buffer ("+s.Algorithms[0]+")", "buffer (× BDP)", "utilisation")
-	buf.X.Scale = plot.LogScale{}
-	buf.X.Tick.Marker = plot.LogTicks{}
-	sum := Summary(s, rs)
 	fr := append([]float64{}, s.BufferSweep...)
 	if !containsF(fr, s.Buffer) {
 		fr = append(fr, s.Buffer)
 	}
+	if len(fr) < 2 {
+		return figs // no sweep: nothing to draw on a log axis
+	}
 	sort.Float64s(fr)
+	buf := newPlot("Utilisation vs DropTail buffer ("+s.Algorithms[0]+")", "buffer (× BDP)", "utilisation")
+	buf.X.Scale = plot.LogScale{}
+	buf.X.Tick.Marker = plot.LogTicks{}
+	sum := Summary(s, rs)
 	for i, bw := range s.Bottlenecks {
 		var xys plotter.XYs
 		for _, f := range fr {

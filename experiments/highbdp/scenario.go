@@ -110,7 +110,11 @@ type Outcome struct {
 	Fine         []Point   `json:"fine,omitempty"`
 	Util         []float64 `json:"util_series,omitempty"` // per UtilEvery
 	Timeouts     uint64    `json:"timeouts"`
-	Retrans      uint64    `json:"retrans"`
+	// Per flow (long, short, web in order): segments retransmitted and
+	// RTO expiries.
+	FlowRetrans  []uint64 `json:"flow_retrans"`
+	FlowTimeouts []uint64 `json:"flow_timeouts"`
+	Retrans      uint64   `json:"retrans"`
 }
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -351,6 +355,8 @@ func (s Scenario) Run() (*Outcome, error) {
 		st := n.snd[i].Stats()
 		out.Timeouts += st.TCPTimeouts
 		out.Retrans += st.RetransSegs
+		out.FlowRetrans = append(out.FlowRetrans, st.RetransSegs)
+		out.FlowTimeouts = append(out.FlowTimeouts, st.TCPTimeouts)
 	}
 	capBytes := float64(s.Bottleneck) / 8 * s.Duration.Seconds()
 	out.Utilisation = float64(n.fwd.Stats().DeliveredBytes) / capBytes

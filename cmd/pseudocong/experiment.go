@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pseudocong/pseudocong/experiments"
+	"github.com/pseudocong/pseudocong/experiments/highbdp"
 	"github.com/pseudocong/pseudocong/experiments/tcpexp"
 )
 
@@ -82,6 +83,9 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 	}
 	if tcpexp.IsSpec(args[0]) {
 		return runTCPExperiment(cmd, v, args[0])
+	}
+	if highbdp.IsSpec(args[0]) { // paper 002's grid (experiments/highbdp)
+		return runHighBDP(cmd, v, args[0])
 	}
 	spec, err := experiments.LoadSpec(args[0])
 	if err != nil {
@@ -210,6 +214,9 @@ func runMerge(cmd *cobra.Command, args []string) error {
 				return usageErrorf("--out %s is one of the shard directories", out)
 			}
 		}
+	}
+	if highbdp.IsShardDir(args[0]) { // paper 002's shards (experiments/highbdp)
+		return mergeHighBDP(cmd, out, args)
 	}
 	res, err := experiments.Merge(args)
 	if err != nil {

@@ -1,0 +1,373 @@
+package highbdp
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pseudocong/pseudocong/internal/yamldoc"
+)
+
+// Spec is the high-bdp spec: the paper's scenario, the grid of
+// bottlenecks × algorithms × seeds, the buffer-sensitivity sweep and the
+// single-flow growth checks.
+type Spec struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Scale divides every rate and the duration (and the short flows'
+	// sizes follow the rate × duration): the bandwidth-delay product per
+	// flow in packets and the run length in AIMD cycles shrink by Scale,
+	// the RTT stays (docs/high-bdp.md "Scaling"). 1: the paper's run.
+	Scale       float64       `yaml:"scale"`
+	Duration    time.Duration `yaml:"duration"`
+	Bottlenecks []string      `yaml:"bottlenecks"` // "100M", "622M", "2.5G", "10G"
+	Algorithms  []string      `yaml:"algorithms"`  // ns2-newreno first: the paper's
+	// Modern lists the algorithms that run with SACK, timestamps and
+	// F-RTO (as the stacks that ship them do); the others run as ns-2's
+	// NewReno agent, without.
+	Modern []string `yaml:"modern"`
+	Seeds  []uint64 `yaml:"seeds"`
+	// Buffer is L's DropTail limit as a fraction of its BDP in packets;
+	// BufferSweep the fractions of the sensitivity cells (the first
+	// algorithm, first seed, every bottleneck).
+	Buffer      float64   `yaml:"buffer_bdp"`
+	BufferSweep []float64 `yaml:"buffer_sweep"`
+	// Delays: access (each of the four access hops of a round trip) and
+	// bottleneck, one way.
+	AccessDelay     time.Duration `yaml:"access_delay"`
+	BottleneckDelay time.Duration `yaml:"bottleneck_delay"`
+	SsthreshBytes   int           `yaml:"initial_ssthresh_bytes"`
+	InitialCwnd     uint32        `yaml:"initial_cwnd"`
+	MSS             int           `yaml:"mss"`
+	Long            int           `yaml:"long_flows"`
+	Short           int           `yaml:"short_flows"`
+	Web             int           `yaml:"web_flows"`
+	// ShortShare: each short flow moves this fraction of L's capacity ×
+	// duration; ShortStart: when (fraction of the duration).
+	ShortShare      []float64     `yaml:"short_share"`
+	ShortStart      []float64     `yaml:"short_start"`
+	LongStartSpread time.Duration `yaml:"long_start_spread"`
+	WebMeanBytes    int           `yaml:"web_mean_bytes"`
+	WebThink        time.Duration `yaml:"web_think"`
+	// Growth runs one flow alone (no loss) at GrowthBottleneck for
+	// GrowthDuration, with and without delayed ACKs, to time the window
+	// from 65 535 B to GrowthTargetBytes; zero duration: skipped.
+	GrowthBottleneck  string        `yaml:"growth_bottleneck"`
+	GrowthDuration    time.Duration `yaml:"growth_duration"`
+	GrowthTargetBytes int           `yaml:"growth_target_bytes"`
+	// Sampling: the long flow's window over the run and over its first
+	// FineFor; L's utilisation series.
+	TraceEvery time.Duration `yaml:"trace_every"`
+	FineEvery  time.Duration `yaml:"fine_every"`
+	FineFor    time.Duration `yaml:"fine_for"`
+	UtilEvery  time.Duration `yaml:"util_every"`
+}
+
+//go:embed high-bdp.yaml
+var builtin []byte
+
+//go:embed high-bdp-ci.yaml
+var builtinCI []byte
+
+//go:embed high-bdp-20.yaml
+var builtin20 []byte
+
+// Names of the built-in specs.
+const (
+	SpecName   = "high-bdp"
+	SpecNameCI = "high-bdp-ci"
+	SpecName20 = "high-bdp-20"
+)
+
+// IsSpec reports whether name is one of this package's built-in specs
+// (or a path to a YAML file whose name says high-bdp), so the CLI can
+// route it here.
+func IsSpec(name string) bool {
+	if name == SpecName || name == SpecNameCI || name == SpecName20 {
+		return true
+	}
+	return yamldoc.LooksLikePath(name) && strings.HasPrefix(filepath.Base(name), "high-bdp")
+}
+
+// LoadSpec loads a built-in spec or a YAML file.
+func LoadSpec(name string) (*Spec, error) {
+	var data []byte
+	switch name {
+	case SpecName:
+		data = builtin
+	case SpecNameCI:
+		data = builtinCI
+	case SpecName20:
+		data = builtin20
+	default:
+		var err error
+		if data, err = os.ReadFile(name); err != nil {
+			return nil, fmt.Errorf("high-bdp spec: %w", err)
+		}
+	}
+	s := &Spec{}
+	if err := yamldoc.DecodeStrict(data, s); err != nil {
+		return nil, fmt.Errorf("high-bdp spec %s: %w", name, err)
+	}
+	return s, s.check()
+}
+
+// ParseRate reads "100M", "622M", "2.5G", "10G" (bit/s).
+func ParseRate(s string) (int64, error) {
+	mult := 1.0
+	t := strings.TrimSpace(s)
+	switch {
+	case strings.HasSuffix(t, "G"):
+		mult, t = 1e9, strings.TrimSuffix(t, "G")
+	case strings.HasSuffix(t, "M"):
+		mult, t = 1e6, strings.TrimSuffix(t, "M")
+	case strings.HasSuffix(t, "k"):
+		mult, t = 1e3, strings.TrimSuffix(t, "k")
+	}
+	var v float64
+	if _, err := fmt.Sscanf(t, "%g", &v); err != nil || v <= 0 {
+		return 0, fmt.Errorf("rate %q: want a positive number with M or G", s)
+	}
+	return int64(math.Round(v * mult)), nil
+}
+
+func (s *Spec) check() error {
+	switch {
+	case s.Scale < 1:
+		return fmt.Errorf("high-bdp spec: scale %g: want >= 1", s.Scale)
+	case s.Duration <= 0:
+		return fmt.Errorf("high-bdp spec: duration %v: want > 0", s.Duration)
+	case len(s.Bottlenecks) == 0 || len(s.Algorithms) == 0 || len(s.Seeds) == 0:
+		return fmt.Errorf("high-bdp spec: bottlenecks, algorithms and seeds must each be non-empty")
+	case s.Buffer <= 0:
+		return fmt.Errorf("high-bdp spec: buffer_bdp %g: want > 0", s.Buffer)
+	case len(s.ShortShare) != s.Short || len(s.ShortStart) != s.Short:
+		return fmt.Errorf("high-bdp spec: %d short flows need as many short_share and short_start", s.Short)
+	}
+	for _, b := range append(append([]string{}, s.Bottlenecks...), s.GrowthBottleneck) {
+		if b == "" {
+			continue
+		}
+		if _, err := ParseRate(b); err != nil {
+			return fmt.Errorf("high-bdp spec: %w", err)
+		}
+	}
+	for _, a := range s.Algorithms {
+		if _, err := newAlgorithm(a, 0, nil); err != nil {
+			return fmt.Errorf("high-bdp spec: %w", err)
+		}
+	}
+	return nil
+}
+
+// Cell is one run of the grid.
+type Cell struct {
+	Kind       string  `json:"kind"` // "grid", "buffer", "growth"
+	Bottleneck string  `json:"bottleneck"`
+	CC         string  `json:"cc"`
+	Seed       uint64  `json:"seed"`
+	Buffer     float64 `json:"buffer_bdp"`
+	DelAck     bool    `json:"delack"`
+}
+
+// Label names the cell in progress lines.
+func (c Cell) Label() string {
+	switch c.Kind {
+	case "growth":
+		return fmt.Sprintf("growth %s delack=%v", c.Bottleneck, c.DelAck)
+	case "buffer":
+		return fmt.Sprintf("buffer %s %s x%.2g BDP", c.Bottleneck, c.CC, c.Buffer)
+	}
+	return fmt.Sprintf("%s %s seed %d", c.Bottleneck, c.CC, c.Seed)
+}
+
+// Cells is the grid in a fixed order: the growth checks, the grid, the
+// buffer sweep (a shard i/n takes the cells whose index is i mod n).
+func (s *Spec) Cells() []Cell {
+	var cs []Cell
+	if s.GrowthDuration > 0 {
+		cs = append(cs, Cell{Kind: "growth", Bottleneck: s.GrowthBottleneck, CC: NS2Reno, DelAck: true},
+			Cell{Kind: "growth", Bottleneck: s.GrowthBottleneck, CC: NS2Reno, DelAck: false})
+	}
+	for _, b := range s.Bottlenecks {
+		for _, a := range s.Algorithms {
+			for _, seed := range s.Seeds {
+				cs = append(cs, Cell{Kind: "grid", Bottleneck: b, CC: a, Seed: seed, Buffer: s.Buffer, DelAck: true})
+			}
+		}
+	}
+	for _, f := range s.BufferSweep {
+		if f == s.Buffer {
+			continue
+		}
+		for _, b := range s.Bottlenecks {
+			cs = append(cs, Cell{Kind: "buffer", Bottleneck: b, CC: s.Algorithms[0], Seed: s.Seeds[0], Buffer: f, DelAck: true})
+		}
+	}
+	return cs
+}
+
+// Scenario builds the cell's run.
+func (s *Spec) Scenario(c Cell) (Scenario, error) {
+	bw, err := ParseRate(c.Bottleneck)
+	if err != nil {
+		return Scenario{}, err
+	}
+	sc := Scenario{
+		Bottleneck: int64(float64(bw) / s.Scale), Access: int64(1e9 / s.Scale),
+		AccessDelay: s.AccessDelay, BottleneckDelay: s.BottleneckDelay,
+		CC: c.CC, Modern: slices.Contains(s.Modern, c.CC), MSS: s.MSS, SsthreshBytes: s.SsthreshBytes, DelAck: c.DelAck, InitialCwnd: s.InitialCwnd,
+		Seed: c.Seed,
+	}
+	if c.Kind == "growth" {
+		// One flow alone, a buffer of two BDPs: no loss, so the window
+		// grows by additive increase only, at the base RTT.
+		sc.Duration, sc.Long = s.GrowthDuration, 1
+		sc.Access = 1e9
+		sc.Bottleneck = bw
+		sc.BufferPkts = int(2 * sc.BDPPkts())
+		sc.FineEvery, sc.FineFor = 10*time.Millisecond, s.GrowthDuration
+		return sc, nil
+	}
+	sc.Duration = time.Duration(float64(s.Duration) / s.Scale)
+	sc.Long, sc.Short, sc.Web = s.Long, s.Short, s.Web
+	sc.BufferPkts = max(int(math.Round(sc.BDPPkts()*c.Buffer)), 2)
+	for i := range s.Short {
+		sc.ShortBytes = append(sc.ShortBytes, int(float64(sc.Bottleneck)/8*sc.Duration.Seconds()*s.ShortShare[i]))
+		sc.ShortStart = append(sc.ShortStart, s.ShortStart[i])
+	}
+	sc.LongStartSpread = s.LongStartSpread
+	sc.WebMeanBytes, sc.WebThink = s.WebMeanBytes, s.WebThink
+	if c.Kind == "grid" {
+		sc.TraceEvery, sc.FineEvery, sc.FineFor, sc.UtilEvery = s.TraceEvery, s.FineEvery, s.FineFor, s.UtilEvery
+		if s.Scale > 1 {
+			sc.TraceEvery = time.Duration(float64(sc.TraceEvery) / s.Scale)
+			sc.UtilEvery = time.Duration(float64(sc.UtilEvery) / s.Scale)
+		}
+	}
+	return sc, nil
+}
+
+// CellResult is a finished cell.
+type CellResult struct {
+	Cell    Cell     `json:"cell"`
+	Index   int      `json:"index"`
+	Buffer  int      `json:"buffer_pkts"`
+	RTTms   float64  `json:"rtt_ms"`
+	BDPPkts float64  `json:"bdp_pkts"`
+	Outcome *Outcome `json:"outcome"`
+}
+
+// ShardFile is what a shard writes.
+const ShardFile = "highbdp-shard.json"
+
+// ShardDoc is one shard's results.
+type ShardDoc struct {
+	Spec    string       `json:"spec"`
+	Shard   int          `json:"shard"`
+	Count   int          `json:"count"`
+	Grid    int          `json:"grid"`
+	Results []CellResult `json:"results"`
+}
+
+// Progress reports a cell's simulated time as it runs and each finished
+// cell.
+type Progress func(label string, done, total int, simulated, of time.Duration, events uint64)
+
+// RunShard runs the cells with index i mod n == shard (n = 1: all).
+// A cancelled ctx stops the running cell and returns its error.
+func RunShard(ctx context.Context, s *Spec, name string, shard, n int, progress Progress) (*ShardDoc, error) {
+	if n < 1 || shard < 0 || shard >= n {
+		return nil, fmt.Errorf("high-bdp: shard %d/%d: want 0 <= i < n", shard, n)
+	}
+	cells := s.Cells()
+	doc := &ShardDoc{Spec: name, Shard: shard, Count: n, Grid: len(cells)}
+	var mine []int
+	for i := range cells {
+		if i%n == shard {
+			mine = append(mine, i)
+		}
+	}
+	for k, i := range mine {
+		c := cells[i]
+		sc, err := s.Scenario(c)
+		if err != nil {
+			return nil, err
+		}
+		sc.Ctx = ctx
+		if progress != nil {
+			label := c.Label()
+			sc.ProgressEvery = max(sc.Duration/20, time.Millisecond)
+			sc.Progress = func(sim time.Duration, ev uint64) { progress(label, k, len(mine), sim, sc.Duration, ev) }
+		}
+		o, err := sc.Run()
+		if err != nil {
+			return nil, fmt.Errorf("high-bdp: cell %s: %w", c.Label(), err)
+		}
+		doc.Results = append(doc.Results, CellResult{Cell: c, Index: i, Buffer: sc.BufferPkts,
+			RTTms: float64(sc.RTT()) / 1e6, BDPPkts: sc.BDPPkts(), Outcome: o})
+		if progress != nil {
+			progress(c.Label(), k+1, len(mine), sc.Duration, sc.Duration, o.Events)
+		}
+	}
+	return doc, nil
+}
+
+// WriteShard writes doc into dir.
+func WriteShard(dir string, doc *ShardDoc) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ShardFile), b, 0o644)
+}
+
+// IsShardDir reports whether dir holds a high-bdp shard.
+func IsShardDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, ShardFile))
+	return err == nil
+}
+
+// Merge reads every shard directory and checks they are one whole run.
+func Merge(dirs []string) ([]CellResult, string, error) {
+	var all []CellResult
+	seen := map[int]bool{}
+	name, count, grid := "", 0, 0
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ShardFile))
+		if err != nil {
+			return nil, "", fmt.Errorf("high-bdp merge: %w", err)
+		}
+		var doc ShardDoc
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return nil, "", fmt.Errorf("high-bdp merge: %s: %w", d, err)
+		}
+		if name == "" {
+			name, count, grid = doc.Spec, doc.Count, doc.Grid
+		}
+		if doc.Spec != name || doc.Count != count || doc.Grid != grid {
+			return nil, "", fmt.Errorf("high-bdp merge: %s is shard %d/%d of %s (grid %d), not of %s %d-way (grid %d)", d, doc.Shard, doc.Count, doc.Spec, doc.Grid, name, count, grid)
+		}
+		if seen[doc.Shard] {
+			return nil, "", fmt.Errorf("high-bdp merge: shard %d given twice", doc.Shard)
+		}
+		seen[doc.Shard] = true
+		all = append(all, doc.Results...)
+	}
+	if len(seen) != count {
+		return nil, "", fmt.Errorf("high-bdp merge: %d of %d shards", len(seen), count)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Index < all[j].Index })
+	return all, name, nil
+}

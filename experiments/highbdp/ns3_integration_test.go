@@ -1,0 +1,81 @@
+//go:build integration
+
+package highbdp
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/pseudocong/pseudocong/internal/testenv"
+)
+
+// ns3Comparable is the scenario validation/ns3/highbdp.cc builds: the
+// paper's without the web flows, every other choice the same.
+func ns3Comparable(bw int64, d time.Duration, queue int) Scenario {
+	return Scenario{Bottleneck: bw, AccessDelay: 2 * time.Millisecond, BottleneckDelay: 53 * time.Millisecond,
+		BufferPkts: queue, Duration: d, CC: NS2Reno, SsthreshBytes: 65535, DelAck: true, InitialCwnd: 2,
+		Long: 10, Short: 3, ShortBytes: []int{int(float64(bw) / 8 * d.Seconds() * 0.005), int(float64(bw) / 8 * d.Seconds() * 0.01), int(float64(bw) / 8 * d.Seconds() * 0.015)},
+		ShortStart: []float64{0.2, 0.4, 0.6}, LongStartSpread: 5 * time.Second, Seed: 1}
+}
+
+// TestNS3SideBySide runs paper 002's dumbbell (without web flows) in
+// ns-3 3.37 and here, at 100 Mbit/s for 60 s (ns-3 needs about 1.5 s of
+// wall time per simulated second there), and wants the utilisation of L
+// within ±3 points. HIGHBDP_NS3_622M=1 adds 622 Mbit/s for 20 s.
+func TestNS3SideBySide(t *testing.T) {
+	testenv.RequireCommandPath(t, "pkg-config")
+	if exec.Command("pkg-config", "--exists", "ns3-core").Run() != nil {
+		t.Skip("ns-3 not installed")
+	}
+	dir := t.TempDir()
+	build := exec.Command("sh", filepath.Join("..", "..", "validation", "ns3", "build-highbdp.sh"))
+	build.Env = append(os.Environ(), "OUT="+dir)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cases := []struct {
+		bw string
+		d  time.Duration
+	}{{"100M", 60 * time.Second}}
+	if os.Getenv("HIGHBDP_NS3_622M") != "" {
+		cases = append(cases, struct {
+			bw string
+			d  time.Duration
+		}{"622M", 20 * time.Second})
+	}
+	for _, c := range cases {
+		bw, _ := ParseRate(c.bw)
+		sc := ns3Comparable(bw, c.d, 0)
+		sc.BufferPkts = int(math.Round(sc.BDPPkts() * 0.1))
+		ours, err := sc.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(filepath.Join(dir, "highbdp"), "--bottleneck="+fmt.Sprintf("%dbps", bw),
+			"--duration="+strconv.FormatFloat(c.d.Seconds(), 'f', -1, 64), "--queue="+strconv.Itoa(sc.BufferPkts))
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("ns-3: %v", err)
+		}
+		var ns3 struct {
+			Utilisation float64 `json:"utilisation"`
+			Goodput     float64 `json:"goodput"`
+			WallS       float64 `json:"wall_s"`
+		}
+		if err := json.Unmarshal(out, &ns3); err != nil {
+			t.Fatalf("ns-3 output %q: %v", out, err)
+		}
+		t.Logf("%s %v: ours utilisation %.3f goodput %.3f (%.1f CPU s); ns-3 %.3f / %.3f (%.1f wall s)",
+			c.bw, c.d, ours.Utilisation, ours.Goodput, ours.CPUS, ns3.Utilisation, ns3.Goodput, ns3.WallS)
+		if math.Abs(ours.Utilisation-ns3.Utilisation) > 0.03 {
+			t.Errorf("%s: utilisation %.3f here, %.3f in ns-3: want within 3 points", c.bw, ours.Utilisation, ns3.Utilisation)
+		}
+	}
+}

@@ -1,0 +1,411 @@
+package highbdp
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/pseudocong/pseudocong/internal/clock"
+	"github.com/pseudocong/pseudocong/netsim"
+	"github.com/pseudocong/pseudocong/tcp"
+)
+
+// Scenario is one run of paper 002's dumbbell: sources S1..Sn each on
+// its own access link to router R1, the bottleneck L from R1 to R2, and
+// access links from R2 to sinks D1..Dn; ACKs come back the same way over
+// a reverse L of the same rate.
+type Scenario struct {
+	Bottleneck int64 // bit/s of L
+	Access     int64 // bit/s of each access link; 0: 1 Gbit/s
+	// AccessDelay and BottleneckDelay are one-way propagation delays;
+	// a flow's base RTT is 2·(2·AccessDelay + BottleneckDelay).
+	AccessDelay, BottleneckDelay time.Duration
+	// BufferPkts is L's DropTail limit in packets (R1's output queue).
+	BufferPkts int
+	Duration   time.Duration
+	CC         string // every flow's algorithm (NS2Reno or a cc name)
+	MSS        int    // payload bytes; 0: 1460
+	// SsthreshBytes is the initial slow-start threshold; 0: the
+	// algorithm's own (infinite).
+	SsthreshBytes int
+	DelAck        bool
+	// Modern turns on what current stacks negotiate and ns-2's NewReno
+	// lacks: SACK, timestamps and F-RTO (tcp.DefaultConfig's).
+	Modern bool
+	// InitialCwnd in segments; 0: 2 (ns-2.35's windowInit_).
+	InitialCwnd uint32
+	// Flows: Long bulk flows for the whole run, Short transfers of
+	// ShortBytes[i] each, Web on/off sources.
+	Long, Short, Web int
+	// ShortBytes are the short flows' sizes; ShortStart their start
+	// times as fractions of Duration.
+	ShortBytes []int
+	ShortStart []float64
+	// LongStartSpread: long flows start at uniform random times in
+	// [0, LongStartSpread).
+	LongStartSpread time.Duration
+	// WebMeanBytes and WebThink: the web flows' Pareto object size mean
+	// (shape 1.2) and exponential think time.
+	WebMeanBytes int
+	WebThink     time.Duration
+	Seed         uint64
+	// TraceEvery samples flow 0 (a long flow) over the whole run, and
+	// FineEvery over its first FineFor (Figs. 4–7); UtilEvery samples
+	// L's utilisation (Fig. 3). Zero: none of that kind. Each is a
+	// bounded series: at most Duration/interval points.
+	TraceEvery, FineEvery, UtilEvery time.Duration
+	FineFor                          time.Duration
+	// Progress, if set, is called every ProgressEvery of simulated time.
+	Progress      func(simulated time.Duration, events uint64)
+	ProgressEvery time.Duration
+	// Ctx, if set, stops the run early (SIGTERM of a Kubernetes pod):
+	// the simulation advances in slices of at most a second of virtual
+	// time and checks it between them.
+	Ctx context.Context
+}
+
+// RTT is the scenario's base round-trip time.
+func (s *Scenario) RTT() time.Duration { return 2 * (2*s.AccessDelay + s.BottleneckDelay) }
+
+// BDPPkts is L's bandwidth-delay product in full packets.
+func (s *Scenario) BDPPkts() float64 {
+	return float64(s.Bottleneck) * s.RTT().Seconds() / 8 / float64(s.mss()+40)
+}
+
+func (s *Scenario) mss() int {
+	if s.MSS == 0 {
+		return 1460
+	}
+	return s.MSS
+}
+
+// Point is one sample of a long flow.
+type Point struct {
+	T        float64 `json:"t_s"`
+	Cwnd     uint32  `json:"cwnd"`
+	Ssthresh uint32  `json:"ssthresh"`
+	Sent     uint64  `json:"sent_segs"`  // data segments sent so far
+	Acked    uint64  `json:"acked_segs"` // segments cumulatively acknowledged
+	SRTTms   float64 `json:"srtt_ms"`
+}
+
+// Outcome is a run's measurement.
+type Outcome struct {
+	Utilisation float64 `json:"utilisation"` // L's delivered payload+headers / capacity·duration
+	Goodput     float64 `json:"goodput"`     // all flows' payload bytes received / capacity·duration
+	Drops       uint64  `json:"drops"`
+	// Oversized counts packets any link refused for its MTU: always 0
+	// in a correct model (a segment that does not fit is a bug).
+	Oversized uint64 `json:"oversized"`
+	// SlowStartEnd is when flow 0 left slow start, seconds after its
+	// start; negative if it never did.
+	SlowStartEnd float64   `json:"slow_start_end_s"`
+	ShortDone    []float64 `json:"short_done_s"` // completion seconds, -1: not done
+	WebObjects   int       `json:"web_objects"`
+	Events       uint64    `json:"events"`
+	WallS        float64   `json:"wall_s"`
+	CPUS         float64   `json:"cpu_s"` // process CPU time over the run
+	Trace        []Point   `json:"trace,omitempty"`
+	Fine         []Point   `json:"fine,omitempty"`
+	Util         []float64 `json:"util_series,omitempty"` // per UtilEvery
+	Timeouts     uint64    `json:"timeouts"`
+	// Per flow (long, short, web in order): segments retransmitted and
+	// RTO expiries.
+	FlowRetrans  []uint64 `json:"flow_retrans"`
+	FlowTimeouts []uint64 `json:"flow_timeouts"`
+	Retrans      uint64   `json:"retrans"`
+}
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// pkt is a segment in the network, recycled through a free list (the
+// hot path allocates nothing once warmed up).
+type pkt struct {
+	p    netsim.Packet
+	seg  tcp.Segment
+	flow int
+	next *pkt
+}
+
+type network struct {
+	free       *pkt
+	up, down   []*netsim.Link
+	upR, downR []*netsim.Link
+	fwd, rev   *netsim.Link
+	snd, rcv   []*tcp.Conn
+}
+
+func (n *network) get() *pkt {
+	if p := n.free; p != nil {
+		n.free = p.next
+		p.next = nil
+		return p
+	}
+	p := &pkt{}
+	p.p.Meta = p
+	return p
+}
+
+func (n *network) drop(p *netsim.Packet, _ netsim.DropReason) { n.release(p.Meta.(*pkt)) }
+func (n *network) release(p *pkt)                             { p.next = n.free; n.free = p }
+
+func (n *network) inject(l *netsim.Link, flow int, s *tcp.Segment) {
+	p := n.get()
+	p.seg = *s
+	p.flow = flow
+	p.p.Len = s.WireLen()
+	l.Send(&p.p)
+}
+
+func (n *network) deliver(c *tcp.Conn, np *netsim.Packet) {
+	p := np.Meta.(*pkt)
+	c.Input(&p.seg)
+	n.release(p)
+}
+
+func (s *Scenario) check() error {
+	switch {
+	case s.Bottleneck <= 0:
+		return fmt.Errorf("highbdp: bottleneck %d bit/s: want > 0", s.Bottleneck)
+	case s.BufferPkts < 1:
+		return fmt.Errorf("highbdp: buffer %d packets: want >= 1", s.BufferPkts)
+	case s.Duration <= 0:
+		return fmt.Errorf("highbdp: duration %v: want > 0", s.Duration)
+	case s.Long+s.Short+s.Web < 1:
+		return fmt.Errorf("highbdp: no flows")
+	case len(s.ShortBytes) < s.Short || len(s.ShortStart) < s.Short:
+		return fmt.Errorf("highbdp: %d short flows but %d sizes and %d starts", s.Short, len(s.ShortBytes), len(s.ShortStart))
+	case s.RTT() <= 0:
+		return fmt.Errorf("highbdp: rtt %v: want > 0", s.RTT())
+	}
+	return nil
+}
+
+// Run runs the scenario on a fresh virtual clock.
+func (s Scenario) Run() (*Outcome, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if s.Access == 0 {
+		s.Access = 1_000_000_000
+	}
+	if s.InitialCwnd == 0 {
+		s.InitialCwnd = 2
+	}
+	mss := s.mss()
+	wall, cpu0 := time.Now(), cpuTime()
+	sim := clock.NewSim(epoch)
+	lim := clock.DefaultLimits()
+	lim.MaxEvents = 0 // a bulk run never comes to rest
+	sim.SetLimits(lim)
+	n := &network{}
+	// Room for the options: timestamps (12) and SACK blocks on ACKs
+	// (at most 4 blocks, 36 B with the kind/length and padding).
+	mtu := mss + 40 + 12 + 36
+	mk := func(rate int64, delay time.Duration, limit int, deliver func(*netsim.Packet)) (*netsim.Link, error) {
+		q, err := netsim.NewDropTail(limit, 0)
+		if err != nil {
+			return nil, err
+		}
+		return netsim.NewLink(sim, netsim.LinkConfig{Rate: rate, Delay: delay, MTU: mtu, Qdisc: q, Deliver: deliver, Drop: n.drop})
+	}
+	var err error
+	if n.fwd, err = mk(s.Bottleneck, s.BottleneckDelay, s.BufferPkts, func(p *netsim.Packet) { n.down[p.Meta.(*pkt).flow].Send(p) }); err != nil {
+		return nil, err
+	}
+	// The reverse path carries only ACKs; its queue never binds.
+	if n.rev, err = mk(s.Bottleneck, s.BottleneckDelay, 1<<20, func(p *netsim.Packet) { n.downR[p.Meta.(*pkt).flow].Send(p) }); err != nil {
+		return nil, err
+	}
+	// Endpoint buffers: twice L's BDP (ns-2's window_ raised out of the
+	// way, as the paper must have: the receive window never binds).
+	buf := max(4<<20, int(2*s.BDPPkts())*(mss+40))
+	buf = min(buf, 1<<30)
+	ss := uint32(0)
+	if s.SsthreshBytes > 0 {
+		ss = uint32(max(s.SsthreshBytes/mss, 2))
+	}
+	rng := rand.New(rand.NewPCG(s.Seed, 0x68696768626470)) // "highbdp"
+	out := &Outcome{SlowStartEnd: -1}
+	total := s.Long + s.Short + s.Web
+	starts := make([]time.Duration, total)
+	var webRecs []*[]tcp.ObjectRecord
+	for i := range total {
+		flow := i
+		var start time.Duration
+		switch {
+		case i < s.Long:
+			if s.LongStartSpread > 0 {
+				start = time.Duration(rng.Int64N(int64(s.LongStartSpread)))
+			}
+			if i == 0 {
+				start = 0 // the traced long flow starts the run, as in the paper's figures
+			}
+		case i < s.Long+s.Short:
+			start = time.Duration(s.ShortStart[i-s.Long] * float64(s.Duration))
+		default:
+			start = time.Duration(rng.Int64N(int64(max(s.Duration/10, time.Millisecond))))
+		}
+		starts[i] = start
+		var onSS func(time.Time)
+		if i == 0 {
+			onSS = func(t time.Time) { out.SlowStartEnd = t.Sub(epoch.Add(starts[0])).Seconds() }
+		}
+		alg, err := newAlgorithm(s.CC, ss, onSS)
+		if err != nil {
+			return nil, fmt.Errorf("highbdp: %w", err)
+		}
+		tc := tcp.DefaultConfig()
+		tc.Clock = sim
+		tc.Profile = ns2Profile(s.DelAck, s.InitialCwnd)
+		// ns-2's Agent/TCP/Newreno: no SACK, no timestamps, no F-RTO.
+		tc.SACK, tc.Timestamps, tc.FRTO = s.Modern, s.Modern, s.Modern
+		tc.MSS = mss
+		if s.Modern {
+			tc.MSS += 12 // the timestamp option: keep 1460 B of payload
+		}
+		tc.SndBuf, tc.RcvBuf = buf, buf
+		tc.CC = s.CC
+		tc.Algorithm = alg
+		tc.Seed = s.Seed*1000 + uint64(i)
+		tc.LocalPort, tc.RemotePort = uint16(10000+i), 5001
+		rc := tc
+		rc.Algorithm = nil
+		rc.CC = "newreno" // the sink sends no data
+		rc.LocalPort, rc.RemotePort = tc.RemotePort, tc.LocalPort
+		rc.ISS = uint32(s.Seed*7919 + uint64(i)*104729)
+		tc.ISS = rc.ISS ^ 0x5a5a5a5a
+		tc.Output = func(sg *tcp.Segment) { n.inject(n.up[flow], flow, sg) }
+		rc.Output = func(sg *tcp.Segment) { n.inject(n.upR[flow], flow, sg) }
+		snd, err := tcp.New(tc)
+		if err != nil {
+			return nil, err
+		}
+		rcv, err := tcp.New(rc)
+		if err != nil {
+			return nil, err
+		}
+		n.snd, n.rcv = append(n.snd, snd), append(n.rcv, rcv)
+		links := make([]*netsim.Link, 4)
+		for j, d := range []func(*netsim.Packet){
+			func(p *netsim.Packet) { n.fwd.Send(p) },
+			func(p *netsim.Packet) { n.deliver(n.rcv[flow], p) },
+			func(p *netsim.Packet) { n.rev.Send(p) },
+			func(p *netsim.Packet) { n.deliver(n.snd[flow], p) },
+		} {
+			if links[j], err = mk(s.Access, s.AccessDelay, 10000, d); err != nil {
+				return nil, err
+			}
+		}
+		n.up, n.down, n.upR, n.downR = append(n.up, links[0]), append(n.down, links[1]), append(n.upR, links[2]), append(n.downR, links[3])
+		if err := rcv.Listen(); err != nil {
+			return nil, err
+		}
+		switch {
+		case i < s.Long:
+			tcp.Bulk(snd)
+		case i < s.Long+s.Short:
+			k := i - s.Long
+			out.ShortDone = append(out.ShortDone, -1)
+			tcp.Transfer(snd, s.ShortBytes[k], func(at time.Time) {
+				out.ShortDone[k] = at.Sub(epoch).Seconds()
+			})
+		default:
+			webRecs = append(webRecs, tcp.OnOff(snd, tcp.OnOffConfig{
+				Size:  tcp.Pareto{Xm: float64(s.WebMeanBytes) * 0.2 / 1.2, Alpha: 1.2, Max: float64(s.WebMeanBytes) * 100},
+				Think: tcp.Exponential{Mean: s.WebThink.Seconds()},
+				Seed:  s.Seed*31 + uint64(i),
+			}))
+		}
+		sim.AfterFunc(start, func() { _ = snd.Connect() })
+	}
+	// Samplers: each a bounded series (Duration / interval points).
+	sample := func(c *tcp.Conn, t0 time.Time) Point {
+		in := c.Info()
+		st := c.Stats()
+		return Point{T: sim.Now().Sub(t0).Seconds(), Cwnd: in.Cwnd, Ssthresh: in.Ssthresh,
+			Sent: st.OutSegs, Acked: st.BytesAcked / uint64(mss), SRTTms: float64(in.SRTT) / 1e6}
+	}
+	every(sim, s.TraceEvery, s.Duration, func() { out.Trace = append(out.Trace, sample(n.snd[0], epoch)) })
+	every(sim, s.FineEvery, min(s.FineFor, s.Duration), func() { out.Fine = append(out.Fine, sample(n.snd[0], epoch)) })
+	var lastBytes uint64
+	every(sim, s.UtilEvery, s.Duration, func() {
+		b := n.fwd.Stats().DeliveredBytes
+		if sim.Elapsed() > 0 {
+			out.Util = append(out.Util, float64(b-lastBytes)*8/(float64(s.Bottleneck)*s.UtilEvery.Seconds()))
+		}
+		lastBytes = b
+	})
+	if s.Progress != nil && s.ProgressEvery > 0 {
+		every(sim, s.ProgressEvery, s.Duration, func() { s.Progress(sim.Elapsed(), sim.Fired()) })
+	}
+	for at := time.Duration(0); at < s.Duration; {
+		at = min(at+time.Second, s.Duration)
+		if err := sim.TryRunUntil(epoch.Add(at)); err != nil {
+			return nil, fmt.Errorf("highbdp: %w", err)
+		}
+		if s.Ctx != nil && s.Ctx.Err() != nil {
+			return nil, fmt.Errorf("highbdp: stopped at %v of %v simulated: %w", at, s.Duration, context.Cause(s.Ctx))
+		}
+	}
+	var rx uint64
+	for i := range n.rcv {
+		rx += n.rcv[i].Stats().BytesReceived
+		st := n.snd[i].Stats()
+		out.Timeouts += st.TCPTimeouts
+		out.Retrans += st.RetransSegs
+		out.FlowRetrans = append(out.FlowRetrans, st.RetransSegs)
+		out.FlowTimeouts = append(out.FlowTimeouts, st.TCPTimeouts)
+	}
+	capBytes := float64(s.Bottleneck) / 8 * s.Duration.Seconds()
+	out.Utilisation = float64(n.fwd.Stats().DeliveredBytes) / capBytes
+	out.Goodput = float64(rx) / capBytes
+	out.Drops = n.fwd.Stats().QdiscDropped
+	for _, ls := range [][]*netsim.Link{{n.fwd, n.rev}, n.up, n.down, n.upR, n.downR} {
+		for _, l := range ls {
+			out.Oversized += l.Stats().Oversized
+		}
+	}
+	for _, r := range webRecs {
+		out.WebObjects += len(*r)
+	}
+	out.Events = sim.Fired()
+	out.WallS = time.Since(wall).Seconds()
+	out.CPUS = (cpuTime() - cpu0).Seconds()
+	return out, nil
+}
+
+// every calls f at 0, d, 2d, ... up to end (d <= 0: never).
+func every(sim *clock.Sim, d, end time.Duration, f func()) {
+	if d <= 0 {
+		return
+	}
+	var tick func()
+	tick = func() {
+		f()
+		if sim.Elapsed()+d <= end {
+			sim.AfterFunc(d, tick)
+		}
+	}
+	sim.AfterFunc(0, tick)
+}
+
+// ns2Profile is ns-2's TCP timers as far as they matter here: delayed
+// ACK every 2 segments or after 100 ms (Agent/TCPSink/DelAck interval_),
+// no quick-ACK start, a 200 ms minimum RTO (ns-2.35's minrto_ 0.2), the
+// initial window in segments; a connection never gives up.
+func ns2Profile(delack bool, iw uint32) tcp.Profile {
+	p := tcp.NS3() // 1 s initial RTO, 200 ms minimum, 200 ms delayed-ACK timer
+	p.Name = "ns2"
+	p.DelAckTimeout = 100 * time.Millisecond
+	p.QuickAcks = 0
+	p.InitialCwnd = iw
+	p.RTO.Min = 200 * time.Millisecond
+	p.RTO.Retries = 1 << 20 // ns-2 never gives up
+	p.DelAckCount = 2
+	if !delack {
+		p.DelAckCount = 1
+	}
+	return p
+}

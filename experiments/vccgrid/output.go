@@ -100,10 +100,12 @@ func (r *Result) figure(exp, path string) error {
 		{"vECN, with vCC", func(c *CellResult) float64 { return mean(c.With.NonECN) }},
 	}
 	w := vg.Points(7)
+	top := 0.0
 	for i, s := range series {
 		v := make(plotter.Values, len(cells))
 		for k, c := range cells {
 			v[k] = s.val(c)
+			top = max(top, v[k])
 		}
 		bars, err := plotter.NewBarChart(v, w)
 		if err != nil {
@@ -116,7 +118,7 @@ func (r *Result) figure(exp, path string) error {
 		p.Legend.Add(s.label, bars)
 	}
 	p.NominalX(names...)
-	p.Y.Min = 0
+	p.Y.Min, p.Y.Max = 0, 1.35*top // room for the legend above the bars
 	width := vg.Length(max(7, len(cells))) * vg.Inch
 	if err := p.Save(width, 4.2*vg.Inch, path); err != nil {
 		return fmt.Errorf("vcc grid: %s: %w", path, err)

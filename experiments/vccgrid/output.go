@@ -46,7 +46,7 @@ func (r *Result) writeCSV(path string) error {
 		return fmt.Errorf("vcc grid: %w", err)
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"cell", "vcc", "seed", "ecn_mbps_per_flow", "nonecn_mbps_per_flow", "ratio", "jain", "nonecn_retransmits", "rewritten_frames", "bad_checksums"})
+	_ = w.Write([]string{"cell", "vcc", "seed", "ecn_mbps_per_flow", "nonecn_mbps_per_flow", "ratio", "jain", "nonecn_retransmits", "rewritten_frames_all_seeds", "bad_checksums_all_seeds"})
 	ff := func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
 	for _, c := range r.Cells {
 		for _, x := range []struct {

@@ -1,6 +1,8 @@
 package vccgrid
 
 import (
+	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +101,29 @@ func TestRewrittenFramesChecksums(t *testing.T) {
 		if f.Mbps <= 0 {
 			t.Fatalf("a flow moved nothing: %+v", on.Flows)
 		}
+	}
+}
+
+// The grid's result depends on the seeds, not on how many runs go in
+// parallel.
+func TestGridWorkersDeterministic(t *testing.T) {
+	s, err := Load("vcc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Duration, s.Warmup, s.Seeds = 2*time.Second, time.Second, 2
+	s.A.Senders, s.A.NonECN, s.A.ExtraRTT, s.A.RateMbps = 4, []int{2}, 0, 20
+	s.C.MinKB, s.D.CC, s.D.RatesMbps = s.C.MinKB[:1], []string{"bic"}, []float64{20}
+	s.B.RateMbps = 20
+	var vals [2]map[string]float64
+	for i, w := range []int{1, 3} {
+		r, err := Run(context.Background(), s, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals[i] = r.Values()
+	}
+	if len(vals[0]) == 0 || !reflect.DeepEqual(vals[0], vals[1]) {
+		t.Fatalf("1 worker: %v\n3 workers: %v", vals[0], vals[1])
 	}
 }

@@ -23,6 +23,7 @@ become underscores) or as a key in the file given by --config.`,
 	root.AddCommand(newExperimentCommand())
 	root.AddCommand(newTCPCommand())
 	root.AddCommand(newMPTCPCommand())
+	root.AddCommand(newVCCCommand())
 	root.AddCommand(newCalibrateCommand())
 	return root
 }

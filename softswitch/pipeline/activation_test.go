@@ -1,0 +1,49 @@
+package pipeline
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/profile"
+)
+
+// install.activation_delay: the BARRIER is answered when the install job
+// ends, a packet for the new rule waits a further activation delay, and
+// the CPU is not held for it (a second FLOW_MOD's job runs meanwhile).
+func TestActivationDelayIsOffTheCPU(t *testing.T) {
+	const delay = 6 * time.Millisecond
+	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) { p.Install.ActivationDelay = delay })
+	r := newRig(t, prof, Options{})
+	r.at(0, func() {
+		r.send(ruleFor(0, 100))
+		r.send(barrier(1))
+		r.send(ruleFor(1, 50))
+		r.send(barrier(2))
+	})
+	tm := prof.TCAM.Timing
+	job0 := tm.DriverPerWrite
+	job1 := tm.DriverPerWrite // lower priority below the first: highest-first moves none
+	r.at(100*time.Microsecond, func() { r.sw.Receive(1, frame(t, 0, 5)) })
+	r.run()
+	msgs := r.ctl.take()
+	if len(msgs) != 2 {
+		t.Fatalf("controller got %d messages, want two barrier replies", len(msgs))
+	}
+	if br, ok := msgs[0].m.(*openflow.BarrierReply); !ok || br.Xid != 1 || msgs[0].at.Sub(t0) != job0 {
+		t.Errorf("first barrier reply %v at +%v, want xid 1 at +%v", msgs[0].m.MsgType(), msgs[0].at.Sub(t0), job0)
+	}
+	if at := msgs[1].at.Sub(t0); at != job0+job1 {
+		t.Errorf("second barrier reply at +%v, want +%v: the activation delay must not hold the CPU", at, job0+job1)
+	}
+	d := r.deliveries()
+	if want := job0 + delay + prof.Forwarding.HitDelay; len(d) != 1 || d[0].at.Sub(t0) != want {
+		t.Errorf("waiting packet delivered %+v, want at +%v", d, want)
+	}
+	// After activation the rule is a plain hit.
+	r.at(time.Second, func() { r.sw.Receive(1, frame(t, 0, 6)) })
+	r.run()
+	if d := r.deliveries(); len(d) != 2 || d[1].at.Sub(t0) != time.Second+prof.Forwarding.HitDelay {
+		t.Errorf("later packet delivered %+v, want at +1s+hit delay", d)
+	}
+}

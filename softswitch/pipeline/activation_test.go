@@ -47,3 +47,46 @@ func TestActivationDelayIsOffTheCPU(t *testing.T) {
 		t.Errorf("later packet delivered %+v, want at +1s+hit delay", d)
 	}
 }
+
+// The FLOW_MOD's own buffered packet does not wait for the activation: the
+// switch's CPU runs it through its table, which has the rule once the job
+// ends (Open vSwitch executes it in userspace); a packet from a port
+// meanwhile does wait.
+func TestActivationDelaySkipsTheBufferedPacket(t *testing.T) {
+	const delay = 6 * time.Millisecond
+	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) { p.Install.ActivationDelay = delay })
+	r := newRig(t, prof, Options{})
+	r.at(0, func() { r.sw.Receive(1, frame(t, 0, 5)) })
+	r.run()
+	var pi *openflow.PacketIn
+	for _, m := range r.ctl.take() {
+		if m, ok := m.m.(*openflow.PacketIn); ok {
+			pi = m
+		}
+	}
+	if pi == nil || pi.BufferID == openflow.NoBuffer {
+		t.Fatalf("want a buffered PACKET_IN, got %+v", pi)
+	}
+	const at = time.Second
+	r.at(at, func() {
+		fm := ruleFor(0, 100)
+		fm.BufferID = pi.BufferID
+		r.send(fm)
+	})
+	r.at(at+10*time.Microsecond, func() { r.sw.Receive(1, frame(t, 0, 6)) })
+	r.run()
+	job := prof.TCAM.Timing.DriverPerWrite
+	d := r.deliveries()
+	if len(d) != 2 {
+		t.Fatalf("deliveries %+v, want 2", d)
+	}
+	if got, want := d[0].at.Sub(t0), at+job+prof.Forwarding.HitDelay; got != want {
+		t.Errorf("buffered packet at +%v, want +%v (job end + hit delay)", got, want)
+	}
+	if got, want := d[1].at.Sub(t0), at+job+delay+prof.Forwarding.HitDelay; got != want {
+		t.Errorf("port packet at +%v, want +%v (after the activation delay)", got, want)
+	}
+	if s := r.p.Stats(); s.MaxHeld != 2 {
+		t.Errorf("max held %d, want 2", s.MaxHeld)
+	}
+}

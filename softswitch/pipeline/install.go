@@ -33,6 +33,9 @@ const (
 type jobAcc struct {
 	cpu   time.Duration
 	added []uint64
+	// buffered: the FLOW_MOD names a buffered packet, which the switch
+	// runs through the table right after applying it (waitList.direct).
+	buffered bool
 }
 
 type pendingBarrier struct {
@@ -87,6 +90,7 @@ func (p *Pipeline) applyFlowMod(ch softswitch.Channel, fm *openflow.FlowMod, acc
 	}
 	acc.cpu += p.unbilled
 	p.unbilled = 0
+	acc.buffered = fm.BufferID != openflow.NoBuffer
 	p.acc = acc
 	p.mu.Unlock()
 
@@ -109,6 +113,13 @@ func (p *Pipeline) flowModDone(acc *jobAcc) {
 		// waiting for them, but the CPU and the BARRIER go on now. A rule
 		// deleted meanwhile has dropped its wait list: releasing it is a
 		// no-op.
+		// The FLOW_MOD's own buffered packet goes now (waitList.direct).
+		now := p.clk.Now()
+		for _, id := range acc.added {
+			if w, ok := p.waits[id]; ok {
+				p.releaseDirectLocked(w, now)
+			}
+		}
 		added := acc.added
 		p.clk.AfterFunc(d, func() { p.activate(added) })
 	} else {

@@ -278,4 +278,3 @@ func pct(ds []time.Duration, q float64) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[int(q*float64(len(s)-1))]
 }
-

@@ -2,7 +2,6 @@ package calibrate
 
 import (
 	"math"
-	"sort"
 	"time"
 )
 
@@ -14,17 +13,23 @@ import (
 // The BARRIER_REPLY is one channel latency (half the echo RTT, L) after the
 // switch finished; the confirming probe is one hit delay (median of the hit
 // probes, H) plus on average half a probe interval (I/2) after the rule
-// became active. So activation ≈ median(gap) + L − H − I/2. A value not
+// became active. So activation ≈ mean(gap) + L − H − I/2. The mean, not
+// the median: Open vSwitch's gaps are bimodal (a rule whose packets upcall
+// forwards at once, one whose packets a cached datapath flow covers waits
+// for the revalidators, ms), and which mode the median lands in changes
+// from run to run; the mean is the expected delay. A value not
 // above 3 standard errors and 500 µs is not resolved (a switch whose
 // BARRIER waits for the data plane, as ours does) and is written 0.
 type ActivationFit struct {
 	// Delay is the fitted activation delay (0 when not resolved).
 	Delay time.Duration
 	// Raw is the estimate before the resolution test; SE its standard
-	// error (of the median, from the MAD).
+	// error (of the mean).
 	Raw, SE time.Duration
 	// Resolved reports Delay = Raw.
 	Resolved bool
+	// Immediate counts the batches whose gap was below minActivation.
+	Immediate int
 	// Gap summarises confirmation − BARRIER_REPLY over the batches used;
 	// ByPattern the same per pattern (for the report: OVS's descending
 	// inserts are slower).
@@ -67,23 +72,26 @@ func FitActivation(batches []Batch, hit, echo DelayStats, probeInterval time.Dur
 		return f, false
 	}
 	f.Gap = Summarise(gaps)
-	f.Raw = f.Gap.Median + echo.Median/2 - hit.Median - probeInterval/2
-	f.SE = medianSE(gaps)
+	f.Raw = f.Gap.Mean + echo.Median/2 - hit.Median - probeInterval/2
+	f.SE = meanSE(gaps)
+	for _, g := range gaps {
+		if g < minActivation {
+			f.Immediate++
+		}
+	}
 	if f.Raw > minActivation && f.Raw > 3*f.SE {
 		f.Delay, f.Resolved = f.Raw, true
 	}
 	return f, true
 }
 
-// medianSE is the standard error of the median from the median absolute
-// deviation: 1.2533 · 1.4826 · MAD / √n (normal approximation).
-func medianSE(ds []time.Duration) time.Duration {
-	m := Summarise(ds).Median
-	dev := make([]float64, len(ds))
-	for i, d := range ds {
-		dev[i] = math.Abs(float64(d - m))
+// meanSE is the standard error of the mean: sd / √n.
+func meanSE(ds []time.Duration) time.Duration {
+	m := float64(Summarise(ds).Mean)
+	var ss float64
+	for _, d := range ds {
+		ss += (float64(d) - m) * (float64(d) - m)
 	}
-	sort.Float64s(dev)
-	mad := dev[len(dev)/2]
-	return time.Duration(1.2533 * 1.4826 * mad / math.Sqrt(float64(len(ds))))
+	n := float64(len(ds))
+	return time.Duration(math.Sqrt(ss/(n-1)) / math.Sqrt(n))
 }

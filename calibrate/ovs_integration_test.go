@@ -92,11 +92,24 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	if p.Install.ActivationDelay < time.Millisecond {
 		t.Errorf("activation delay %v, want the ms OVS's revalidators take", p.Install.ActivationDelay)
 	}
+	// Fig. 5-style: the switch model with this profile predicts the
+	// measured ascending insert curve (replay_integration_test.go).
+	gaps := compareAscendingCurve(t, dir+"/report/samples.json", p)
 	flows, err := o.DumpFlows(br)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(flows, "cookie="); n != 0 {
 		t.Errorf("OVS holds %d rules after the run, want none:\n%s", n, flows)
+	}
+	if len(gaps) > 0 && !t.Failed() {
+		// KNOWN GAP (docs/calibrate.md, "Validation"): OVS's time to a
+		// forwarding rule is bimodal (at once, or after a revalidation,
+		// ms) and comes in runs of one mode, so a constant activation
+		// delay misprices quarters of the curve. A skip, not a pass.
+		t.Skipf("KNOWN GAP, not within 20 %%:\n%s", strings.Join(gaps, "\n"))
+	}
+	for _, g := range gaps {
+		t.Errorf("%s: outside 20 %%", g)
 	}
 }

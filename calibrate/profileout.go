@@ -257,9 +257,10 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 	w("")
 	w("install:")
 	if a := f.Activation; a != nil {
-		w("  # confirmation - BARRIER_REPLY per batch (%s, %d batches): median %v, p10 %v,", a.Pattern, a.Gap.N, a.Gap.Median.Round(time.Microsecond), a.Gap.P10.Round(time.Microsecond))
-		w("  # p90 %v; by pattern (median / p90):%s.", a.Gap.P90.Round(time.Microsecond), activationByPattern(a))
-		w("  # Activation = median + channel latency - hit delay median - probe interval/2")
+		w("  # confirmation - BARRIER_REPLY per batch (%s, %d batches): mean %v, p10 %v,", a.Pattern, a.Gap.N, a.Gap.Mean.Round(time.Microsecond), a.Gap.P10.Round(time.Microsecond))
+		w("  # median %v, p90 %v; %d below %v (the rule forwarded at once);", a.Gap.Median.Round(time.Microsecond), a.Gap.P90.Round(time.Microsecond), a.Immediate, minActivation)
+		w("  # by pattern (median / p90):%s.", activationByPattern(a))
+		w("  # Activation = mean + channel latency - hit delay median - probe interval/2")
 		w("  # = %v ± %v.", a.Raw.Round(time.Microsecond), a.SE.Round(time.Microsecond))
 		if a.Resolved {
 			w("  # The rule forwards this long after the switch said it was installed,")

@@ -90,3 +90,26 @@ func TestActivationDelaySkipsTheBufferedPacket(t *testing.T) {
 		t.Errorf("max held %d, want 2", s.MaxHeld)
 	}
 }
+
+// A rule deleted during its activation delay drops the packets waiting
+// for it (rule_gone); the activation that follows finds nothing to release.
+func TestActivationDelayRuleDeletedMeanwhile(t *testing.T) {
+	const delay = 6 * time.Millisecond
+	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) { p.Install.ActivationDelay = delay })
+	r := newRig(t, prof, Options{})
+	r.at(0, func() { r.send(ruleFor(0, 100)) })
+	job := prof.TCAM.Timing.DriverPerWrite
+	r.at(job+time.Millisecond, func() { r.sw.Receive(1, frame(t, 0, 5)) })
+	r.at(job+2*time.Millisecond, func() {
+		del := ruleFor(0, 100)
+		del.Command, del.Actions = openflow.FlowModDeleteStrict, nil
+		r.send(del)
+	})
+	r.run()
+	if d := r.deliveries(); len(d) != 0 {
+		t.Errorf("deliveries %+v, want none", d)
+	}
+	if s := r.p.Stats(); s.Drops["rule_gone"] != 1 {
+		t.Errorf("drops %v, want one rule_gone", s.Drops)
+	}
+}

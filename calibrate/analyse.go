@@ -21,6 +21,8 @@ type Fits struct {
 	InsertErr string
 	Delete    *DeleteFit
 	DeleteErr string
+	// Activation is install.activation_delay (nil: too few batches).
+	Activation *ActivationFit
 	// Capacity is the fitted fast-table (TCAM) size in rules, and how it
 	// was found: "cache" (Tango probing), "table-full", or "lower-bound"
 	// (the run never reached it).
@@ -96,6 +98,9 @@ func Analyse(res *Result) Fits {
 		f.Insert = &in
 	} else {
 		f.InsertErr = err.Error()
+	}
+	if a, ok := FitActivation(res.Batches, f.Hit, f.Echo, res.ProbeInterval); ok {
+		f.Activation = &a
 	}
 	if d, err := FitDeletes(res.Deletes); err == nil {
 		f.Delete = &d

@@ -204,6 +204,11 @@ func TestSerialCalibrateRecoversPica8(t *testing.T) {
 	} else {
 		t.Logf("hit delay %v (profile %v + the live switch's timer lateness)", hd, want.Forwarding.HitDelay)
 	}
+	// Our switch answers a BARRIER when the rule forwards: no activation
+	// delay (the profile's 0) may be claimed.
+	if d := got.Install.ActivationDelay; d != want.Install.ActivationDelay {
+		t.Errorf("activation delay %v, want %v", d, want.Install.ActivationDelay)
+	}
 	if got.Provenance == nil || got.Provenance.Partial {
 		t.Errorf("provenance %+v, want a complete run", got.Provenance)
 	}

@@ -42,8 +42,19 @@ type synthSwitch struct {
 	capacity, window           int
 	cWrite, cMove, cSlow, over time.Duration
 	noise                      time.Duration
-	rng                        *rand.Rand
+	// activation: the rule forwards this long after the BARRIER_REPLY's
+	// switch-side instant (install.activation_delay).
+	activation time.Duration
+	rng        *rand.Rand
 }
+
+// Seen from calibrate: the BARRIER_REPLY one channel latency after the
+// switch is done, the confirmation one hit delay and a probe wait after
+// the rule is active (synthResult's echo and hit samples).
+const (
+	synthLatency = 100 * time.Microsecond // half synthResult's 200 µs echo
+	synthHit     = 65 * time.Microsecond  // about synthResult's hit median
+)
 
 func (s synthSwitch) batches(t *testing.T, fill int) []Batch {
 	t.Helper()
@@ -73,6 +84,10 @@ func (s synthSwitch) batches(t *testing.T, fill int) []Batch {
 			}
 			d += s.rng.NormFloat64() * float64(s.noise)
 			b.Duration = time.Duration(d)
+			// A spread-out probe wait in [0, 200 µs) that leaves s.rng's
+			// sequence as the other fits' fixtures expect.
+			probeWait := time.Duration(len(out)*7919%200) * time.Microsecond
+			b.Barrier = b.Duration - s.activation - synthHit - probeWait + synthLatency
 			out = append(out, b)
 			n += m
 		}
@@ -309,4 +324,31 @@ func TestFitInsertsIgnoresStalledBatches(t *testing.T) {
 	within(t, "c_write", f.CWrite, s.cWrite, 0.10)
 	within(t, "c_move", f.CMove, s.cMove, 0.10)
 	within(t, "c_slow", f.CSlow, s.cSlow, 0.10)
+}
+
+// The activation delay comes back from confirmation − BARRIER_REPLY
+// within 5 %; a switch whose BARRIER waits
+// for the data plane gets 0 (not resolved).
+func TestFitActivation(t *testing.T) {
+	hit := Summarise([]time.Duration{synthHit})
+	echo := Summarise([]time.Duration{2 * synthLatency})
+	for _, want := range []time.Duration{0, 6 * time.Millisecond} {
+		s := synthSwitch{layout: LayoutHighestFirst, capacity: 4000, cWrite: 3 * time.Microsecond,
+			over: want + 500*time.Microsecond, noise: 200 * time.Microsecond, activation: want, rng: rand.New(rand.NewPCG(3, 4))}
+		f, ok := FitActivation(s.batches(t, 1000), hit, echo, 200*time.Microsecond)
+		if !ok {
+			t.Fatal("no fit")
+		}
+		t.Logf("want %v: %+v", want, f)
+		if want == 0 {
+			if f.Resolved || f.Delay != 0 {
+				t.Errorf("activation %v (raw %v ± %v), want 0 (not resolved)", f.Delay, f.Raw, f.SE)
+			}
+			continue
+		}
+		if !f.Resolved {
+			t.Fatalf("not resolved: raw %v ± %v", f.Raw, f.SE)
+		}
+		within(t, "activation", f.Delay, want, 0.05)
+	}
 }

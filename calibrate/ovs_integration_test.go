@@ -3,6 +3,7 @@
 package calibrate_test
 
 import (
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -46,14 +47,26 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	port := testenv.ReservePort(t)
 	o.SetController(br, "tcp:127.0.0.1:"+strconv.Itoa(port))
 	dir := t.TempDir()
-	path := dir + "/ovs.yaml"
 	out := &lockedBuffer{}
+	// PSEUDOCONG_CALIBRATE_OVS_RULES and _OUT refit profiles/ovs-netdev.yaml
+	// (4000 and its path) with the same set-up.
+	rules, path := "1000", dir+"/ovs.yaml"
+	if v := os.Getenv("PSEUDOCONG_CALIBRATE_OVS_RULES"); v != "" {
+		rules = v
+	}
+	if v := os.Getenv("PSEUDOCONG_CALIBRATE_OVS_OUT"); v != "" {
+		path = v
+	}
+	nrules, err := strconv.Atoi(rules)
+	if err != nil {
+		t.Fatalf("PSEUDOCONG_CALIBRATE_OVS_RULES: %v", err)
+	}
 	cmd := exec.CommandContext(t.Context(), bin, "calibrate", "--listen", "ptcp:"+strconv.Itoa(port)+":127.0.0.1",
-		"--data", cal[0]+","+cal[1], "--max-rules", "1000", "--budget", "3m", "--name", "ovs-netdev",
+		"--data", cal[0]+","+cal[1], "--max-rules", rules, "--budget", "3m", "--name", "ovs-netdev",
 		"--out", path, "--report", dir+"/report", "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	t.Logf("calibrate (%v):\n%s", time.Since(start).Round(time.Second), out)
 	if err != nil {
 		t.Fatalf("calibrate: %v", err)
@@ -71,14 +84,32 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	if p.TCAM.Timing.DriverPerMove != 0 || p.TCAM.Timing.SlowMoveFreeSlots != 0 {
 		t.Errorf("per-move %v, slow window %d: OVS's classifier shifts nothing", p.TCAM.Timing.DriverPerMove, p.TCAM.Timing.SlowMoveFreeSlots)
 	}
-	if p.TCAM.Capacity < 1000 {
-		t.Errorf("capacity %d below the 1 000 rules OVS took", p.TCAM.Capacity)
+	if p.TCAM.Capacity < nrules {
+		t.Errorf("capacity %d below the %d rules OVS took", p.TCAM.Capacity, nrules)
 	}
+	// OVS answers the BARRIER before its datapath forwards by the new rule
+	// (docs/calibrate.md: 5-7 ms): the fit must resolve a delay.
+	if p.Install.ActivationDelay < time.Millisecond {
+		t.Errorf("activation delay %v, want the ms OVS's revalidators take", p.Install.ActivationDelay)
+	}
+	// Fig. 5-style: the switch model with this profile predicts the
+	// measured ascending insert curve (replay_integration_test.go).
+	gaps := compareAscendingCurve(t, dir+"/report/samples.json", p)
 	flows, err := o.DumpFlows(br)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(flows, "cookie="); n != 0 {
 		t.Errorf("OVS holds %d rules after the run, want none:\n%s", n, flows)
+	}
+	if len(gaps) > 0 && !t.Failed() {
+		// KNOWN GAP (docs/calibrate.md, "Validation"): OVS's time to a
+		// forwarding rule is bimodal (at once, or after a revalidation,
+		// ms) and comes in runs of one mode, so a constant activation
+		// delay misprices quarters of the curve. A skip, not a pass.
+		t.Skipf("KNOWN GAP, not within 20 %%:\n%s", strings.Join(gaps, "\n"))
+	}
+	for _, g := range gaps {
+		t.Errorf("%s: outside 20 %%", g)
 	}
 }

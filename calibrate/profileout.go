@@ -255,6 +255,27 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 		w("  # model runs a PACKET_OUT's actions at once, so it has no key.)")
 	}
 	w("")
+	w("install:")
+	if a := f.Activation; a != nil {
+		w("  # confirmation - BARRIER_REPLY per batch (%s, %d batches): mean %v, p10 %v,", a.Pattern, a.Gap.N, a.Gap.Mean.Round(time.Microsecond), a.Gap.P10.Round(time.Microsecond))
+		w("  # median %v, p90 %v; %d below %v (the rule forwarded at once);", a.Gap.Median.Round(time.Microsecond), a.Gap.P90.Round(time.Microsecond), a.Immediate, minActivation)
+		w("  # by pattern (median / p90):%s.", activationByPattern(a))
+		w("  # Activation = mean + channel latency - hit delay median - probe interval/2")
+		w("  # = %v ± %v.", a.Raw.Round(time.Microsecond), a.SE.Round(time.Microsecond))
+		if a.Resolved {
+			w("  # The rule forwards this long after the switch said it was installed,")
+			w("  # without holding the CPU (Open vSwitch: its revalidators replace the")
+			w("  # datapath's cached flows).")
+		} else {
+			w("  # Not above max(%v, 3 SE): not resolved, the BARRIER waits for the data plane.", minActivation)
+		}
+		w("  activation_delay: %s", fmtDur(a.Delay))
+	} else {
+		w("  # NOT MEASURED (fewer than 5 insert batches with a BARRIER_REPLY): 0.")
+		w("  activation_delay: 0s")
+		miss("install.activation_delay")
+	}
+	w("")
 	w("controller_channel:")
 	if f.Echo.N > 0 {
 		w("  # Half the median ECHO round trip over %d (min %v, median %v): includes the", f.Echo.N, f.Echo.Min.Round(time.Microsecond), f.Echo.Median.Round(time.Microsecond))
@@ -306,4 +327,16 @@ func patternsSummary(res *Result) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// activationByPattern lists the per-pattern gap medians and p90s in a
+// fixed order.
+func activationByPattern(a *ActivationFit) string {
+	out := ""
+	for _, pat := range []string{"ascending", "descending", "constant", "random"} {
+		if st, ok := a.ByPattern[pat]; ok {
+			out += fmt.Sprintf(" %s %v / %v", pat, st.Median.Round(100*time.Microsecond), st.P90.Round(100*time.Microsecond))
+		}
+	}
+	return out
 }

@@ -141,6 +141,9 @@ type Result struct {
 
 	Hit       []time.Duration
 	PacketOut []time.Duration
+	// ProbeInterval is the spacing of the confirmation probes (a batch's
+	// confirmation is late by half of it on average).
+	ProbeInterval time.Duration
 
 	Batches []Batch
 	Deletes []DeleteBatch
@@ -221,7 +224,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	start := time.Now()
-	res := &Result{Started: start, Fill: map[string]int{}}
+	res := &Result{Started: start, Fill: map[string]int{}, ProbeInterval: cfg.ProbeInterval}
 	// The measurement stops early enough to leave time for clean-up.
 	reserve := max(5*time.Second, cfg.Budget/10)
 	mctx, cancel := context.WithDeadline(ctx, start.Add(cfg.Budget-reserve))

@@ -30,6 +30,9 @@ type Profile struct {
 	BackingTable BackingTable `yaml:"backing_table"`
 	// Forwarding is the data path of a TCAM hit.
 	Forwarding Forwarding `yaml:"forwarding"`
+	// Install is what happens to a rule after the local CPU installed it
+	// (optional; zero for every hardware-switch profile).
+	Install Install `yaml:"install"`
 	// ControllerChannel is the link between the switch and its controller
 	// (used by the sim backend; live runs have a real one).
 	ControllerChannel ControllerChannel `yaml:"controller_channel"`
@@ -95,6 +98,21 @@ type Forwarding struct {
 	// HitDelay is the time from ingress to egress for a packet that hits
 	// the TCAM.
 	HitDelay time.Duration `yaml:"hit_delay"`
+}
+
+// Install is the part of a rule's installation that is not local-CPU
+// time.
+type Install struct {
+	// ActivationDelay is how long after its install job ends a new rule
+	// becomes visible to lookups, without occupying the local CPU (the
+	// BARRIER_REPLY does not wait for it). Open vSwitch needs it: a
+	// FLOW_MOD changes ofproto's classifier at once, but packets are
+	// forwarded by the datapath's flow cache (megaflows), and the cached
+	// flows that the new rule overrides are replaced only when the
+	// revalidator threads, woken by the table change, have re-translated
+	// them (ofproto-dpif-upcall.c), some ms later. 0 (the default, and
+	// every hardware profile): usable when the job ends.
+	ActivationDelay time.Duration `yaml:"activation_delay"`
 }
 
 // ControllerChannel is the control-channel part of a profile.

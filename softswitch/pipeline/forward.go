@@ -24,7 +24,15 @@ func (p *Pipeline) Forward(h softswitch.Hit) {
 	}
 	id := h.EntryID
 	if w, ok := p.waits[id]; ok {
-		p.holdLocked(w, h)
+		if w.expectDirect > 0 {
+			// The FLOW_MOD's buffered packet, run through the table right
+			// after the rule was added (on the wall clock a port's packet
+			// in those same µs could take its place: harmless).
+			w.expectDirect--
+			p.holdDirectLocked(w, h)
+		} else {
+			p.holdLocked(w, h)
+		}
 		p.mu.Unlock()
 		return
 	}

@@ -33,6 +33,9 @@ const (
 type jobAcc struct {
 	cpu   time.Duration
 	added []uint64
+	// buffered: the FLOW_MOD names a buffered packet, which the switch
+	// runs through the table right after applying it (waitList.direct).
+	buffered bool
 }
 
 type pendingBarrier struct {
@@ -44,7 +47,8 @@ type pendingBarrier struct {
 // Install implements softswitch.Installer: the FLOW_MOD becomes a job on
 // the local CPU. It is applied when the CPU picks it (so its TCAM cost
 // reflects the table at that point of the timeline) and its new rules are
-// usable when the job's CPU time has elapsed.
+// usable when the job's CPU time has elapsed, plus the profile's
+// install.activation_delay (0 unless set), which holds no CPU.
 func (p *Pipeline) Install(ch softswitch.Channel, fm *openflow.FlowMod) {
 	acc := &jobAcc{}
 	job := agent.Job{
@@ -86,6 +90,7 @@ func (p *Pipeline) applyFlowMod(ch softswitch.Channel, fm *openflow.FlowMod, acc
 	}
 	acc.cpu += p.unbilled
 	p.unbilled = 0
+	acc.buffered = fm.BufferID != openflow.NoBuffer
 	p.acc = acc
 	p.mu.Unlock()
 
@@ -102,9 +107,26 @@ func (p *Pipeline) applyFlowMod(ch softswitch.Channel, fm *openflow.FlowMod, acc
 // waiting for them go on, and BARRIERs waiting for this job are answered.
 func (p *Pipeline) flowModDone(acc *jobAcc) {
 	p.mu.Lock()
-	now := p.clk.Now()
-	for _, id := range acc.added {
-		p.releaseLocked(id, now)
+	if d := p.prof.Install.ActivationDelay; d > 0 && len(acc.added) > 0 {
+		// install.activation_delay: the rules become visible to lookups
+		// later, off the CPU (Open vSwitch's revalidators); packets keep
+		// waiting for them, but the CPU and the BARRIER go on now. A rule
+		// deleted meanwhile has dropped its wait list: releasing it is a
+		// no-op.
+		// The FLOW_MOD's own buffered packet goes now (waitList.direct).
+		now := p.clk.Now()
+		for _, id := range acc.added {
+			if w, ok := p.waits[id]; ok {
+				p.releaseDirectLocked(w, now)
+			}
+		}
+		added := acc.added
+		p.clk.AfterFunc(d, func() { p.activate(added) })
+	} else {
+		now := p.clk.Now()
+		for _, id := range acc.added {
+			p.releaseLocked(id, now)
+		}
 	}
 	p.done++
 	var ready []pendingBarrier
@@ -126,6 +148,20 @@ func (p *Pipeline) flowModDone(acc *jobAcc) {
 	}
 	if bg {
 		p.submitBackground()
+	}
+}
+
+// activate releases the packets waiting for rules whose activation delay
+// has passed.
+func (p *Pipeline) activate(ids []uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	now := p.clk.Now()
+	for _, id := range ids {
+		p.releaseLocked(id, now)
 	}
 }
 

@@ -33,6 +33,9 @@ func (l tableListener) EntryAdded(e *flowtable.Entry) {
 	if p.acc != nil {
 		p.acc.added = append(p.acc.added, e.ID)
 		p.openWaitLocked(e.ID, dataplane.PathInstallWait)
+		if p.acc.buffered && p.prof.Install.ActivationDelay > 0 {
+			p.waits[e.ID].expectDirect = 1
+		}
 	}
 }
 

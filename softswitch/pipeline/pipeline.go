@@ -222,7 +222,7 @@ func (p *Pipeline) Stop() {
 	}
 	p.stopped = true
 	for id, w := range p.waits {
-		for range w.hits {
+		for range len(w.hits) + len(w.direct) {
 			p.dropLocked(dataplane.DropStopped)
 		}
 		delete(p.waits, id)

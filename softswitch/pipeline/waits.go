@@ -12,6 +12,16 @@ import (
 type waitList struct {
 	path string
 	hits []softswitch.Hit
+	// direct holds the packets the FLOW_MOD itself released (its
+	// buffer_id) while an activation delay applies: the switch's CPU runs
+	// them through its own table, which has the rule at once (Open
+	// vSwitch executes them in userspace), so they go when the install
+	// job ends; hits waits for the data path's activation.
+	direct []softswitch.Hit
+	// expectDirect counts the buffered packets still to come for direct
+	// (set when a FLOW_MOD with a buffer_id adds the rule; the switch runs
+	// that packet through the table right after, in the same event).
+	expectDirect int
 }
 
 // openWaitLocked starts waiting for rule id (its install or swap-in job is
@@ -45,11 +55,38 @@ func (p *Pipeline) releaseLocked(id uint64, now time.Time) {
 		return
 	}
 	delete(p.waits, id)
+	p.releaseDirectLocked(w, now)
 	p.held -= len(w.hits)
 	p.metrics.SetHeld(p.held)
 	for _, h := range w.hits {
 		p.line.pushLocked(h, w.path, now)
 	}
+}
+
+// holdDirectLocked holds h, released by the FLOW_MOD being applied, until
+// that FLOW_MOD's job ends (waitList.direct).
+func (p *Pipeline) holdDirectLocked(w *waitList, h softswitch.Hit) {
+	if p.held >= p.opts.HoldLimit {
+		p.dropLocked(dataplane.DropHoldFull)
+		return
+	}
+	w.direct = append(w.direct, h)
+	p.held++
+	p.st.MaxHeld = max(p.st.MaxHeld, p.held)
+	p.metrics.SetHeld(p.held)
+}
+
+// releaseDirectLocked sends w's direct packets on; the wait goes on.
+func (p *Pipeline) releaseDirectLocked(w *waitList, now time.Time) {
+	if len(w.direct) == 0 {
+		return
+	}
+	p.held -= len(w.direct)
+	p.metrics.SetHeld(p.held)
+	for _, h := range w.direct {
+		p.line.pushLocked(h, w.path, now)
+	}
+	w.direct = nil
 }
 
 // dropWaitLocked ends the wait for rule id dropping its packets (the rule
@@ -60,9 +97,9 @@ func (p *Pipeline) dropWaitLocked(id uint64, reason string) {
 		return
 	}
 	delete(p.waits, id)
-	p.held -= len(w.hits)
+	p.held -= len(w.hits) + len(w.direct)
 	p.metrics.SetHeld(p.held)
-	for range w.hits {
+	for range len(w.hits) + len(w.direct) {
 		p.dropLocked(reason)
 	}
 }

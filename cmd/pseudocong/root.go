@@ -22,6 +22,7 @@ become underscores) or as a key in the file given by --config.`,
 	root.AddCommand(newBenchCommand())
 	root.AddCommand(newExperimentCommand())
 	root.AddCommand(newTCPCommand())
+	root.AddCommand(newPolicingCommand())
 	return root
 }
 

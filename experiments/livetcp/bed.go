@@ -64,6 +64,7 @@ type Bed struct {
 	topo     *testbed.Topology
 	dir      string
 	switches []*testbed.Daemon
+	metrics  []string
 	restore  []func() error
 	log      *slog.Logger
 	// Client and Server are host 1 and host 2.
@@ -160,11 +161,12 @@ func (b *Bed) startSwitches(ctx context.Context, sw []SwitchEmu) error {
 		}
 		b.switches = append(b.switches, d)
 		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		_, err = d.WaitReady(rctx)
+		rep, err := d.WaitReady(rctx)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("livetcp: switch %d ready: %w\n%s", i+1, err, d.Output())
 		}
+		b.metrics = append(b.metrics, rep.Metrics)
 	}
 	// Ports come up and MAC tables fill asynchronously: wait for a ping
 	// end to end (a deadline, polling).
@@ -189,7 +191,7 @@ func (b *Bed) stopSwitches() error {
 			errs = append(errs, fmt.Errorf("switch %d: %w\n%s", i+1, err, b.switches[i].Output()))
 		}
 	}
-	b.switches = nil
+	b.switches, b.metrics = nil, nil
 	return errors.Join(errs...)
 }
 
@@ -211,4 +213,33 @@ func (b *Bed) Close() error {
 	}
 	b.restore = nil
 	return errors.Join(errs...)
+}
+
+// Drops scrapes every switch's drop counters (metric names containing
+// "dropped" or "lost"): "s<i> <metric>{<labels>}" → value, nonzero only.
+func (b *Bed) Drops(ctx context.Context) (map[string]float64, error) {
+	out := map[string]float64{}
+	for i, addr := range b.metrics {
+		m, err := testbed.Scrape(ctx, addr)
+		if err != nil {
+			return nil, fmt.Errorf("livetcp: switch %d metrics: %w", i+1, err)
+		}
+		for name, fam := range m {
+			if !strings.Contains(name, "dropped") && !strings.Contains(name, "lost") {
+				continue
+			}
+			for _, mm := range fam.GetMetric() {
+				v := mm.GetCounter().GetValue()
+				if v == 0 {
+					continue
+				}
+				var l []string
+				for _, lp := range mm.GetLabel() {
+					l = append(l, lp.GetName()+"="+lp.GetValue())
+				}
+				out[fmt.Sprintf("s%d %s{%s}", i+1, name, strings.Join(l, ","))] = v
+			}
+		}
+	}
+	return out, nil
 }

@@ -122,6 +122,10 @@ func (l *Live) Run(p *Path, cells []Cell, s *Spec) ([]*FlowResult, error) {
 		if c.ClientCC == c.ServerCC {
 			r.CC = c.ClientCC
 		}
+		before, err := l.bed.Drops(ctx)
+		if err != nil {
+			return nil, err
+		}
 		res, err := l.bed.Run(ctx, r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w\n%s", c.Key(false), err, l.bed.SwitchOutput())
@@ -129,7 +133,22 @@ func (l *Live) Run(p *Path, cells []Cell, s *Spec) ([]*FlowResult, error) {
 		if res.SenderCC != "" && res.SenderCC != c.SenderCC() {
 			return nil, fmt.Errorf("%s: iperf3's sender used %s, want %s", c.Key(false), res.SenderCC, c.SenderCC())
 		}
+		after, err := l.bed.Drops(ctx)
+		if err != nil {
+			return nil, err
+		}
 		fr := &FlowResult{GoodputMbps: res.GoodputMbps, Retransmits: res.Retransmits, Series: res.Series}
+		if l.Log != nil {
+			l.Log.Info("live counters", "cell", c.Key(false), "n", len(after), "goodput", res.GoodputMbps, "retx", res.Retransmits)
+		}
+		for k, v := range after {
+			if d := v - before[k]; d > 0 {
+				fr.Drops += uint64(d)
+				if l.Log != nil {
+					l.Log.Info("live drops", "cell", c.Key(false), "counter", k, "n", d)
+				}
+			}
+		}
 		if c.Bytes > 0 {
 			fr.CompletionS = res.Seconds
 		}

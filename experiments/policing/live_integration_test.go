@@ -3,8 +3,11 @@
 package policing
 
 import (
+	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -30,9 +33,20 @@ func requireLive(t *testing.T) {
 
 // liveCells is the live test's share of the matrix: the front VM, CUBIC
 // and BBR policed and shaped both ways, BBR on the client only under
-// policing. 10 transfers of 10 s (2 s omitted): about two minutes.
-func liveCells(s *Spec) func(Cell) bool {
+// policing. 10 transfers of 15 s (3 s omitted): about three minutes.
+//
+// POLICING_LIVE_CELLS, if set, is a regexp on the cells' keys that
+// narrows the run further (for re-measuring one cell by hand).
+func liveCells(t *testing.T, s *Spec) func(Cell) bool {
+	var only *regexp.Regexp
+	if v := os.Getenv("POLICING_LIVE_CELLS"); v != "" {
+		only = regexp.MustCompile(v)
+		t.Logf("only cells matching %q", v)
+	}
 	return func(c Cell) bool {
+		if only != nil && !only.MatchString(c.Key(true)) {
+			return false
+		}
 		if c.Server != s.Servers[0] || c.Group == "e2e" {
 			return false
 		}
@@ -52,13 +66,13 @@ func liveCells(s *Spec) func(Cell) bool {
 func TestSerialPolicingLive(t *testing.T) {
 	requireLive(t)
 	s := loadSpec(t)
-	s.Duration, s.Omit = Duration(10*time.Second), Duration(2*time.Second)
-	sel := liveCells(s)
+	s.Duration, s.Omit = Duration(15*time.Second), Duration(3*time.Second)
+	sel := liveCells(t, s)
 	sim, err := Run(s, Sim{}, Options{Select: sel})
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := &Live{Binary: buildPseudocong(t)}
+	live := &Live{Binary: buildPseudocong(t), Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	t.Cleanup(func() {
 		if err := live.Close(); err != nil {
 			t.Errorf("live close: %v", err)
@@ -77,14 +91,18 @@ func TestSerialPolicingLive(t *testing.T) {
 		}
 	}
 	for _, c := range MustShow(res.Summary, "live") {
-		if !c.OK {
+		if !c.OK && c.Advisory {
+			t.Logf("MISS (advisory) live %s: %s", c.Name, c.Detail)
+		} else if !c.OK {
 			t.Errorf("live %s: %s", c.Name, c.Detail)
 		} else {
 			t.Logf("ok live %s: %s", c.Name, c.Detail)
 		}
 	}
 	for _, c := range Agree(sim.Summary, res.Summary, 0.20, nil) {
-		if !c.OK {
+		if !c.OK && c.Advisory {
+			t.Logf("MISS (advisory) %s: %s", c.Name, c.Detail)
+		} else if !c.OK {
 			t.Errorf("%s: %s", c.Name, c.Detail)
 		} else {
 			t.Logf("ok %s: %s", c.Name, c.Detail)

@@ -30,7 +30,9 @@ func TestSimMustShow(t *testing.T) {
 		}
 	}
 	for _, c := range MustShow(res.Summary, "sim") {
-		if !c.OK {
+		if !c.OK && c.Advisory {
+			t.Logf("MISS (advisory) %s: %s", c.Name, c.Detail)
+		} else if !c.OK {
 			t.Errorf("%s: %s", c.Name, c.Detail)
 		} else {
 			t.Logf("ok %s: %s", c.Name, c.Detail)

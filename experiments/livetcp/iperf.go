@@ -35,12 +35,19 @@ type Result struct {
 	// sum_received).
 	GoodputMbps float64
 	Seconds     float64
-	// Retransmits is the sender namespace's TcpRetransSegs over the run
-	// (nstat), the whole run including the omitted start.
+	// Retransmits is the sender's retransmissions after Omit: the sum of
+	// iperf3's per-interval counts (TCP_INFO) over the intervals it did
+	// not omit, as its own end-of-test count does.
 	Retransmits uint64
+	// RetransmitsAll is the sender namespace's TcpRetransSegs over the
+	// whole run, the omitted start (slow start) included (nstat).
+	RetransmitsAll uint64
 	// Series is the receiver's goodput per Interval, omitted intervals
 	// included, Mbit/s.
 	Series []float64
+	// RetxSeries is the sender's retransmissions per Interval (iperf3's
+	// per-interval count from TCP_INFO).
+	RetxSeries []int64
 	// SenderCC and ReceiverCC are what iperf3 reports the sockets used.
 	SenderCC, ReceiverCC string
 }
@@ -51,6 +58,7 @@ type iperfJSON struct {
 			Seconds       float64 `json:"seconds"`
 			BitsPerSecond float64 `json:"bits_per_second"`
 			Omitted       bool    `json:"omitted"`
+			Retransmits   int64   `json:"retransmits"`
 		} `json:"sum"`
 	} `json:"intervals"`
 	End struct {
@@ -145,7 +153,7 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{GoodputMbps: j.End.SumReceived.BitsPerSecond / 1e6, Seconds: j.End.SumReceived.Seconds,
-		Retransmits: after - before, SenderCC: j.End.SenderCC, ReceiverCC: j.End.ReceiverCC}
+		RetransmitsAll: after - before, SenderCC: j.End.SenderCC, ReceiverCC: j.End.ReceiverCC}
 	// The receiver's intervals: the client's with -R, the server's
 	// otherwise.
 	iv := j.Intervals
@@ -154,6 +162,19 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	}
 	for _, x := range iv {
 		res.Series = append(res.Series, x.Sum.BitsPerSecond/1e6)
+	}
+	siv := j.Intervals
+	if r.Reverse && j.ServerOutput != nil {
+		siv = j.ServerOutput.Intervals
+	}
+	for _, x := range siv {
+		res.RetxSeries = append(res.RetxSeries, x.Sum.Retransmits)
+		if !x.Sum.Omitted && x.Sum.Retransmits > 0 {
+			res.Retransmits += uint64(x.Sum.Retransmits)
+		}
+	}
+	if r.Omit == 0 || r.Bytes > 0 {
+		res.Retransmits = res.RetransmitsAll
 	}
 	if r.Bytes > 0 {
 		// -n: the whole transfer is the window.

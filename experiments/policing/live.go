@@ -137,9 +137,9 @@ func (l *Live) Run(p *Path, cells []Cell, s *Spec) ([]*FlowResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		fr := &FlowResult{GoodputMbps: res.GoodputMbps, Retransmits: res.Retransmits, Series: res.Series}
+		fr := &FlowResult{GoodputMbps: res.GoodputMbps, Retransmits: res.Retransmits, RetransmitsAll: res.RetransmitsAll, Series: res.Series}
 		if l.Log != nil {
-			l.Log.Info("live counters", "cell", c.Key(false), "n", len(after), "goodput", res.GoodputMbps, "retx", res.Retransmits)
+			l.Log.Info("live counters", "cell", c.Key(false), "n", len(after), "goodput", res.GoodputMbps, "retx", res.Retransmits, "retx_all", res.RetransmitsAll, "retx_per_bin", fmt.Sprint(res.RetxSeries))
 		}
 		for k, v := range after {
 			if d := v - before[k]; d > 0 {

@@ -159,6 +159,7 @@ func Run(s *Spec, b Backend, opts Options) (*Result, error) {
 				key := "policing." + b.Name() + "." + c.Key(headline)
 				res.Summary[key+".goodput_mbps"] = r.GoodputMbps
 				res.Summary[key+".retransmits"] = float64(r.Retransmits)
+				res.Summary[key+".retransmits_all"] = float64(r.RetransmitsAll)
 				if c.Bytes > 0 {
 					res.Summary[key+".completion_s"] = r.CompletionS
 				}

@@ -44,7 +44,12 @@ type Flow struct {
 // FlowResult is a flow's outcome.
 type FlowResult struct {
 	GoodputMbps float64 `json:"goodput_mbps"`
-	Retransmits uint64  `json:"retransmits"`
+	// Retransmits counts the sender's retransmitted segments after Omit
+	// (the steady state, as iperf3 -O counts); a finite transfer's count
+	// all of them.
+	Retransmits uint64 `json:"retransmits"`
+	// RetransmitsAll counts them over the whole run, slow start included.
+	RetransmitsAll uint64 `json:"retransmits_all"`
 	// Series is the receiver's goodput per Bin, in Mbit/s, from the start.
 	Series []float64 `json:"series_mbps"`
 	// CompletionS is a finite transfer's time from connect to the last
@@ -189,7 +194,7 @@ func RunSim(f Flow) (*FlowResult, error) {
 	} else {
 		tcp.Bulk(snd)
 	}
-	var last, atOmit uint64
+	var last, atOmit, retxAtOmit uint64
 	var tick func()
 	tick = func() {
 		b := rcv.Stats().BytesReceived
@@ -201,7 +206,7 @@ func RunSim(f Flow) (*FlowResult, error) {
 		sim.AfterFunc(f.Bin, tick)
 	}
 	sim.AfterFunc(f.Bin, tick)
-	sim.AfterFunc(f.Omit, func() { atOmit = rcv.Stats().BytesReceived })
+	sim.AfterFunc(f.Omit, func() { atOmit, retxAtOmit = rcv.Stats().BytesReceived, snd.Stats().RetransSegs })
 	if err := snd.Connect(); err != nil {
 		return nil, err
 	}
@@ -224,7 +229,11 @@ func RunSim(f Flow) (*FlowResult, error) {
 	} else {
 		res.GoodputMbps = float64(total-atOmit) * 8 / (f.Duration - f.Omit).Seconds() / 1e6
 	}
-	res.Retransmits = snd.Stats().RetransSegs
+	res.RetransmitsAll = snd.Stats().RetransSegs
+	res.Retransmits = res.RetransmitsAll - retxAtOmit
+	if f.Bytes > 0 {
+		res.Retransmits = res.RetransmitsAll
+	}
 	for _, l := range data {
 		s := l.Stats()
 		res.Drops += s.QdiscDropped + s.Lost

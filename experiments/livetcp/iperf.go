@@ -35,9 +35,10 @@ type Result struct {
 	// sum_received).
 	GoodputMbps float64
 	Seconds     float64
-	// Retransmits is the sender's retransmissions after Omit: the sum of
-	// iperf3's per-interval counts (TCP_INFO) over the intervals it did
-	// not omit, as its own end-of-test count does.
+	// Retransmits is the sender namespace's TcpRetransSegs from Omit
+	// after the client started to the end (nstat sampled then; the
+	// client's connection setup makes the cut a few milliseconds early),
+	// the steady state as iperf3 -O counts it.
 	Retransmits uint64
 	// RetransmitsAll is the sender namespace's TcpRetransSegs over the
 	// whole run, the omitted start (slow start) included (nstat).
@@ -140,7 +141,28 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	if r.Reverse {
 		args = append(args, "-R")
 	}
-	out, err := exec.CommandContext(ctx, "ip", args...).Output()
+	client := exec.CommandContext(ctx, "ip", args...)
+	var stdout bytes.Buffer
+	client.Stdout = &stdout
+	atOmit := make(chan uint64, 1)
+	var omitErr error
+	if err := client.Start(); err != nil {
+		return nil, fmt.Errorf("livetcp: iperf3 client: %w", err)
+	}
+	omitTimer := time.AfterFunc(r.Omit, func() {
+		v, err := retransSegs(sender)
+		omitErr = err
+		atOmit <- v
+	})
+	err = client.Wait()
+	out := stdout.Bytes()
+	if omitTimer.Stop() {
+		atOmit <- before
+	}
+	omitV := <-atOmit
+	if omitErr != nil {
+		return nil, omitErr
+	}
 	var j iperfJSON
 	if jerr := json.Unmarshal(out, &j); jerr != nil {
 		return nil, fmt.Errorf("livetcp: iperf3 %s: %v; JSON: %v\n%s", strings.Join(args[3:], " "), err, jerr, out)
@@ -153,7 +175,7 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{GoodputMbps: j.End.SumReceived.BitsPerSecond / 1e6, Seconds: j.End.SumReceived.Seconds,
-		RetransmitsAll: after - before, SenderCC: j.End.SenderCC, ReceiverCC: j.End.ReceiverCC}
+		Retransmits: after - omitV, RetransmitsAll: after - before, SenderCC: j.End.SenderCC, ReceiverCC: j.End.ReceiverCC}
 	// The receiver's intervals: the client's with -R, the server's
 	// otherwise.
 	iv := j.Intervals
@@ -169,9 +191,6 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	}
 	for _, x := range siv {
 		res.RetxSeries = append(res.RetxSeries, x.Sum.Retransmits)
-		if !x.Sum.Omitted && x.Sum.Retransmits > 0 {
-			res.Retransmits += uint64(x.Sum.Retransmits)
-		}
 	}
 	if r.Omit == 0 || r.Bytes > 0 {
 		res.Retransmits = res.RetransmitsAll

@@ -96,6 +96,9 @@ type Backend interface {
 type Options struct {
 	// Select, if set, keeps only the cells it returns true for.
 	Select func(Cell) bool
+	// Adjust, if set, may change a selected cell (its duration, say)
+	// before it runs.
+	Adjust func(*Cell)
 	Log    *slog.Logger
 }
 
@@ -127,6 +130,9 @@ func Run(s *Spec, b Backend, opts Options) (*Result, error) {
 	for _, c := range s.Cells() {
 		if opts.Select != nil && !opts.Select(c) {
 			continue
+		}
+		if opts.Adjust != nil {
+			opts.Adjust(&c)
 		}
 		k := pathKey{c.Server, c.Mode, c.ExtraRTT}
 		if _, ok := groups[k]; !ok {

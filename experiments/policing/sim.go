@@ -63,7 +63,6 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type simPkt struct {
 	p   netsim.Packet
 	seg tcp.Segment
-	hop int
 }
 
 // ethHeader is added to a segment's IP length so the links and qdiscs

@@ -25,6 +25,7 @@ become underscores) or as a key in the file given by --config.`,
 	root.AddCommand(newMPTCPCommand())
 	root.AddCommand(newVCCCommand())
 	root.AddCommand(newCalibrateCommand())
+	root.AddCommand(newPolicingCommand())
 	return root
 }
 

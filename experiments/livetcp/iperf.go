@@ -1,0 +1,219 @@
+package livetcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Iperf is one iperf3 transfer between the bed's hosts.
+type Iperf struct {
+	// ClientCC and ServerCC are each host namespace's default congestion
+	// control for this run; CC, if set, is also passed as -C (iperf3 sets
+	// it on the client's socket and asks the server to do the same).
+	ClientCC, ServerCC, CC string
+	// MSS is -M (TCP_MAXSEG); 0: the kernel's.
+	MSS int
+	// Reverse is -R: the server sends (a download).
+	Reverse bool
+	// Duration (-t) and Omit (-O); Bytes, if > 0, is -n instead of -t.
+	Duration, Omit time.Duration
+	Bytes          int64
+	// Interval is -i, the series' bin; 0: 100 ms.
+	Interval time.Duration
+	Port     int // 0: 5201
+}
+
+// Result is a transfer's outcome.
+type Result struct {
+	// GoodputMbps is the receiver's rate after Omit (iperf3's
+	// sum_received).
+	GoodputMbps float64
+	Seconds     float64
+	// Retransmits is the sender namespace's TcpRetransSegs from Omit
+	// after the client started to the end (nstat sampled then; the
+	// client's connection setup makes the cut a few milliseconds early),
+	// the steady state as iperf3 -O counts it.
+	Retransmits uint64
+	// RetransmitsAll is the sender namespace's TcpRetransSegs over the
+	// whole run, the omitted start (slow start) included (nstat).
+	RetransmitsAll uint64
+	// Series is the receiver's goodput per Interval, omitted intervals
+	// included, Mbit/s.
+	Series []float64
+	// RetxSeries is the sender's retransmissions per Interval (iperf3's
+	// per-interval count from TCP_INFO).
+	RetxSeries []int64
+	// SenderCC and ReceiverCC are what iperf3 reports the sockets used.
+	SenderCC, ReceiverCC string
+}
+
+type iperfJSON struct {
+	Intervals []struct {
+		Sum struct {
+			Seconds       float64 `json:"seconds"`
+			BitsPerSecond float64 `json:"bits_per_second"`
+			Omitted       bool    `json:"omitted"`
+			Retransmits   int64   `json:"retransmits"`
+		} `json:"sum"`
+	} `json:"intervals"`
+	End struct {
+		SumReceived struct {
+			Seconds       float64 `json:"seconds"`
+			Bytes         float64 `json:"bytes"`
+			BitsPerSecond float64 `json:"bits_per_second"`
+		} `json:"sum_received"`
+		SenderCC   string `json:"sender_tcp_congestion"`
+		ReceiverCC string `json:"receiver_tcp_congestion"`
+	} `json:"end"`
+	ServerOutput *iperfJSON `json:"server_output_json"`
+	Error        string     `json:"error"`
+}
+
+// Run runs one transfer: a one-off server in the server's namespace, the
+// client in the client's, both namespaces' default CC set first.
+func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
+	if r.Interval == 0 {
+		r.Interval = 100 * time.Millisecond
+	}
+	if r.Port == 0 {
+		r.Port = 5201
+	}
+	for _, x := range []struct{ ns, cc string }{{b.Client.Netns, r.ClientCC}, {b.Server.Netns, r.ServerCC}} {
+		if x.cc != "" {
+			if err := NetnsSysctl(x.ns, "net.ipv4.tcp_congestion_control", x.cc); err != nil {
+				return nil, err
+			}
+		}
+	}
+	sender := b.Client.Netns
+	if r.Reverse {
+		sender = b.Server.Netns
+	}
+	ip := b.Server.Addr.Addr().String()
+	limit := r.Duration + 30*time.Second
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	port := strconv.Itoa(r.Port)
+	srv := exec.CommandContext(ctx, "ip", "netns", "exec", b.Server.Netns, "iperf3", "-s", "-1", "-B", ip, "-p", port)
+	var srvOut bytes.Buffer
+	srv.Stdout, srv.Stderr = &srvOut, &srvOut
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("livetcp: iperf3 server: %w", err)
+	}
+	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, _ := exec.Command("ip", "netns", "exec", b.Server.Netns, "ss", "-Hltn", "sport = :"+port).Output()
+		if len(out) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("livetcp: iperf3 server not listening within 10 s: %s", srvOut.String())
+		}
+		time.Sleep(50 * time.Millisecond) // polling, not asserting
+	}
+	before, err := retransSegs(sender)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"netns", "exec", b.Client.Netns, "iperf3", "-c", ip, "-p", port, "-J", "--get-server-output",
+		"-i", strconv.FormatFloat(r.Interval.Seconds(), 'f', -1, 64)}
+	if r.Bytes > 0 {
+		args = append(args, "-n", strconv.FormatInt(r.Bytes, 10))
+	} else {
+		args = append(args, "-t", strconv.FormatFloat(r.Duration.Seconds(), 'f', -1, 64))
+		if r.Omit > 0 {
+			args = append(args, "-O", strconv.FormatFloat(r.Omit.Seconds(), 'f', -1, 64))
+		}
+	}
+	if r.CC != "" {
+		args = append(args, "-C", r.CC)
+	}
+	if r.MSS > 0 {
+		args = append(args, "-M", strconv.Itoa(r.MSS))
+	}
+	if r.Reverse {
+		args = append(args, "-R")
+	}
+	client := exec.CommandContext(ctx, "ip", args...)
+	var stdout bytes.Buffer
+	client.Stdout = &stdout
+	atOmit := make(chan uint64, 1)
+	var omitErr error
+	if err := client.Start(); err != nil {
+		return nil, fmt.Errorf("livetcp: iperf3 client: %w", err)
+	}
+	omitTimer := time.AfterFunc(r.Omit, func() {
+		v, err := retransSegs(sender)
+		omitErr = err
+		atOmit <- v
+	})
+	err = client.Wait()
+	out := stdout.Bytes()
+	if omitTimer.Stop() {
+		atOmit <- before
+	}
+	omitV := <-atOmit
+	if omitErr != nil {
+		return nil, omitErr
+	}
+	var j iperfJSON
+	if jerr := json.Unmarshal(out, &j); jerr != nil {
+		return nil, fmt.Errorf("livetcp: iperf3 %s: %v; JSON: %v\n%s", strings.Join(args[3:], " "), err, jerr, out)
+	}
+	if err != nil || j.Error != "" {
+		return nil, fmt.Errorf("livetcp: iperf3 %s: %v %s", strings.Join(args[3:], " "), err, j.Error)
+	}
+	after, err := retransSegs(sender)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{GoodputMbps: j.End.SumReceived.BitsPerSecond / 1e6, Seconds: j.End.SumReceived.Seconds,
+		Retransmits: after - omitV, RetransmitsAll: after - before, SenderCC: j.End.SenderCC, ReceiverCC: j.End.ReceiverCC}
+	// The receiver's intervals: the client's with -R, the server's
+	// otherwise.
+	iv := j.Intervals
+	if !r.Reverse && j.ServerOutput != nil {
+		iv = j.ServerOutput.Intervals
+	}
+	for _, x := range iv {
+		res.Series = append(res.Series, x.Sum.BitsPerSecond/1e6)
+	}
+	siv := j.Intervals
+	if r.Reverse && j.ServerOutput != nil {
+		siv = j.ServerOutput.Intervals
+	}
+	for _, x := range siv {
+		res.RetxSeries = append(res.RetxSeries, x.Sum.Retransmits)
+	}
+	if r.Omit == 0 || r.Bytes > 0 {
+		res.Retransmits = res.RetransmitsAll
+	}
+	if r.Bytes > 0 {
+		// -n: the whole transfer is the window.
+		res.GoodputMbps = float64(r.Bytes) * 8 / j.End.SumReceived.Seconds / 1e6
+	}
+	return res, nil
+}
+
+// retransSegs is a namespace's TcpRetransSegs (nstat, absolute, without
+// touching its history file).
+func retransSegs(netns string) (uint64, error) {
+	out, err := exec.Command("ip", "netns", "exec", netns, "nstat", "-asz", "TcpRetransSegs").Output()
+	if err != nil {
+		return 0, fmt.Errorf("livetcp: nstat in %s: %w", netns, err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "TcpRetransSegs" {
+			return strconv.ParseUint(f[1], 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("livetcp: no TcpRetransSegs in nstat output in %s: %q", netns, out)
+}

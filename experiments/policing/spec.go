@@ -1,0 +1,166 @@
+package policing
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pseudocong/pseudocong/internal/yamldoc"
+	"github.com/pseudocong/pseudocong/netsim"
+)
+
+// Spec is the policing experiment (experiments/specs/policing.yaml).
+type Spec struct {
+	// Topology is the topology file, relative to the spec's directory.
+	Topology string   `yaml:"topology"`
+	CPE      string   `yaml:"cpe"`
+	Client   string   `yaml:"client"`
+	Servers  []string `yaml:"servers"`
+	MSS      int      `yaml:"mss"`
+	Duration Duration `yaml:"duration"`
+	Omit     Duration `yaml:"omit"`
+	Bin      Duration `yaml:"bin"`
+	Seed     uint64   `yaml:"seed"`
+	Modes    []Mode   `yaml:"modes"`
+	E2E      E2E      `yaml:"e2e"`
+
+	dir string
+}
+
+// Mode is one CPE configuration.
+type Mode struct {
+	Name string `yaml:"name"`
+	// CPEQdisc replaces the CPE's WAN-port (uploads) and LAN-port
+	// (downloads) queues; empty keeps the topology's.
+	CPEQdisc string `yaml:"cpe_qdisc"`
+	// WANLoss is the loss of the CPE's WAN link, both ways.
+	WANLoss string `yaml:"wan_loss"`
+}
+
+// E2E is §6's end-to-end check.
+type E2E struct {
+	Mode string `yaml:"mode"`
+	// ExtraRTT is added to the WAN link (half each way) to reach the
+	// paper's 60 ms.
+	ExtraRTT Duration `yaml:"extra_rtt"`
+	CC       string   `yaml:"cc"`
+	Bytes    int      `yaml:"bytes"`
+	Limit    Duration `yaml:"limit"`
+}
+
+// Duration is a time.Duration written in tc/Go syntax (20s, 100ms).
+type Duration time.Duration
+
+// UnmarshalText parses a duration.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := netsim.ParseTime(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// D is the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// LoadSpec reads and checks a spec file.
+func LoadSpec(file string) (*Spec, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("policing: %w", err)
+	}
+	var s Spec
+	if err := yamldoc.DecodeStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("policing: spec %s: %w", file, err)
+	}
+	s.dir = filepath.Dir(file)
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("policing: spec %s: %w", file, err)
+	}
+	return &s, nil
+}
+
+func (s *Spec) check() error {
+	switch {
+	case s.Topology == "":
+		return fmt.Errorf("no topology")
+	case s.CPE == "" || s.Client == "" || len(s.Servers) == 0:
+		return fmt.Errorf("cpe, client and servers are required")
+	case s.Duration.D() <= s.Omit.D() || s.Omit < 0:
+		return fmt.Errorf("duration %v must exceed omit %v ≥ 0", s.Duration.D(), s.Omit.D())
+	case s.Bin <= 0:
+		return fmt.Errorf("bin %v: want > 0", s.Bin.D())
+	case s.MSS < 100 || s.MSS > 9000:
+		return fmt.Errorf("mss %d: want 100..9000", s.MSS)
+	}
+	seen := map[string]bool{}
+	for _, m := range s.Modes {
+		if m.Name == "" || seen[m.Name] {
+			return fmt.Errorf("mode %q: names must be unique and non-empty", m.Name)
+		}
+		seen[m.Name] = true
+		if m.CPEQdisc != "" {
+			if _, err := netsim.ParseQdisc(m.CPEQdisc); err != nil {
+				return fmt.Errorf("mode %s: %w", m.Name, err)
+			}
+		}
+		if m.WANLoss != "" {
+			if _, err := netsim.ParseLoss(m.WANLoss); err != nil {
+				return fmt.Errorf("mode %s: %w", m.Name, err)
+			}
+		}
+	}
+	if s.E2E.Mode != "" && !seen[s.E2E.Mode] {
+		return fmt.Errorf("e2e mode %q is not a mode", s.E2E.Mode)
+	}
+	if s.E2E.Mode != "" && (s.E2E.Bytes <= 0 || s.E2E.Limit <= 0) {
+		return fmt.Errorf("e2e needs bytes > 0 and limit > 0")
+	}
+	_, err := s.Plan()
+	return err
+}
+
+// TopologyPath is the topology file's path.
+func (s *Spec) TopologyPath() string {
+	if filepath.IsAbs(s.Topology) {
+		return s.Topology
+	}
+	return filepath.Join(s.dir, s.Topology)
+}
+
+// Plan loads the topology.
+func (s *Spec) Plan() (*netsim.Plan, error) { return LoadTopology(s.TopologyPath()) }
+
+// Mode returns the mode named name.
+func (s *Spec) Mode(name string) (Mode, bool) {
+	for _, m := range s.Modes {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Mode{}, false
+}
+
+// ModePath is the client → server path with mode applied.
+func (s *Spec) ModePath(plan *netsim.Plan, server string, m Mode) (*Path, error) {
+	p, err := FindPath(plan, s.Client, server)
+	if err != nil {
+		return nil, err
+	}
+	return p.ApplyMode(s.CPE, m.CPEQdisc, m.WANLoss, plan)
+}
+
+// WithExtraRTT adds extra round-trip delay to the CPE's WAN hop.
+func (p *Path) WithExtraRTT(cpeWAN func(Hop) bool, extra time.Duration) *Path {
+	q := *p
+	q.Hops = append([]Hop(nil), p.Hops...)
+	for i := range q.Hops {
+		if cpeWAN(q.Hops[i]) {
+			q.Hops[i].Delay += extra / 2
+			return &q
+		}
+	}
+	return &q
+}

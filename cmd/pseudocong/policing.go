@@ -30,7 +30,7 @@ headline keys and the must-show checks (docs/policing.md).
 		RunE: runPolicing,
 	}
 	f := cmd.Flags()
-	f.String("spec", "experiments/specs/policing.yaml", "experiment spec file")
+	f.String("spec", "", "experiment spec file (empty: the built-in one, experiments/policing/specs/policing.yaml)")
 	f.String("backend", "sim", "sim or live")
 	f.String("out", "", "directory for the summary, series and plots (empty: print only)")
 	f.String("cells", "", "regexp on the cells' headline keys (e.g. cubic.police.up) to run only those")

@@ -6,7 +6,7 @@ import (
 
 func loadSpec(t testing.TB) *Spec {
 	t.Helper()
-	s, err := LoadSpec("../specs/policing.yaml")
+	s, err := LoadSpec("")
 	if err != nil {
 		t.Fatal(err)
 	}

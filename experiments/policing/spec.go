@@ -1,16 +1,18 @@
 package policing
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/pseudocong/pseudocong/experiments"
 	"github.com/pseudocong/pseudocong/internal/yamldoc"
 	"github.com/pseudocong/pseudocong/netsim"
 )
 
-// Spec is the policing experiment (experiments/specs/policing.yaml).
+// Spec is the policing experiment (specs/policing.yaml, built in).
 type Spec struct {
 	// Topology is the topology file, relative to the spec's directory.
 	Topology string   `yaml:"topology"`
@@ -67,9 +69,14 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // LoadSpec reads and checks a spec file.
 func LoadSpec(file string) (*Spec, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("policing: %w", err)
+	data := builtinSpec
+	if file == "" {
+		file = "builtin:policing"
+	} else {
+		var err error
+		if data, err = os.ReadFile(file); err != nil {
+			return nil, fmt.Errorf("policing: %w", err)
+		}
 	}
 	var s Spec
 	if err := yamldoc.DecodeStrict(data, &s); err != nil {
@@ -122,7 +129,15 @@ func (s *Spec) check() error {
 	return err
 }
 
-// TopologyPath is the topology file's path.
+// builtinSpec is specs/policing.yaml, the spec `pseudocong policing` runs
+// when given no --spec. It lives here, not in experiments/specs, because
+// it is this package's schema, not an experiments.Spec.
+//
+//go:embed specs/policing.yaml
+var builtinSpec []byte
+
+// TopologyPath is the topology file's path (for a topology given as a
+// path; a built-in name is loaded by Plan).
 func (s *Spec) TopologyPath() string {
 	if filepath.IsAbs(s.Topology) {
 		return s.Topology
@@ -130,8 +145,18 @@ func (s *Spec) TopologyPath() string {
 	return filepath.Join(s.dir, s.Topology)
 }
 
-// Plan loads the topology.
-func (s *Spec) Plan() (*netsim.Plan, error) { return LoadTopology(s.TopologyPath()) }
+// Plan loads the topology: a built-in one by name (experiments/topologies),
+// or a file.
+func (s *Spec) Plan() (*netsim.Plan, error) {
+	if !yamldoc.LooksLikePath(s.Topology) {
+		t, err := experiments.LoadTopology(s.Topology)
+		if err != nil {
+			return nil, fmt.Errorf("policing: %w", err)
+		}
+		return t.Compile()
+	}
+	return LoadTopology(s.TopologyPath())
+}
 
 // Mode returns the mode named name.
 func (s *Spec) Mode(name string) (Mode, bool) {

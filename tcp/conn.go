@@ -119,6 +119,7 @@ type Conn struct {
 	sackedOut, lostOut, retransOut uint32
 	phase                          cc.Phase
 	highSeq                        uint32
+	recover                        uint32 // RFC 6582's recover: sndNxt at the last fast retransmit or RTO
 	reducedAt                      uint32 // sndNxt at the last reduction: ECE for data before it is the same congestion (RFC 3168 §6.1.2)
 	priorSsthresh                  uint32
 	prrDelivered, prrOut, prrPrior uint32
@@ -181,6 +182,7 @@ func New(cfg Config) (*Conn, error) {
 	c.delack.init(c.clk, c.base, c.onDelack)
 	c.iss = cfg.ISS
 	c.sndUna, c.sndNxt = c.iss, c.iss
+	c.recover = c.iss
 	c.quick = cfg.Profile.QuickAcks
 	if cfg.WindowScaling {
 		for c.rcvScale < 14 && cfg.RcvBuf>>c.rcvScale > 0xffff {

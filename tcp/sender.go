@@ -79,7 +79,23 @@ func (c *Conn) onAck(s *Segment) {
 		c.rtoRetries = 0
 	}
 	isDup := !advanced && s.Len == 0 && !windowChanged && c.packetsOut() > 0
-	if !c.sackOK {
+	if !c.sackOK && c.phase == cc.Loss {
+		// Linux's tcp_process_loss for Reno: after a timeout everything
+		// outstanding is marked lost, so a duplicate ACK (the receiver
+		// seeing a go-back-N copy of data it holds) says nothing left
+		// the network; only with new data sent beyond the timeout's
+		// high mark (F-RTO) does it count. A cumulative ACK resets the
+		// count (tcp_reset_reno_sack).
+		if isDup && seqGT(c.sndNxt, c.highSeq) {
+			c.sackedOut++
+			c.limitRenoSacks()
+			newlySacked = 1
+			c.delivered++
+			c.deliveredAt = now
+		} else if advanced {
+			c.sackedOut = 0
+		}
+	} else if !c.sackOK {
 		// Reno: count duplicate ACKs as SACKed segments (Linux's
 		// tcp_add_reno_sack / tcp_remove_reno_sacks), so the in-flight
 		// estimate falls by one per duplicate ACK as RFC 5681's window
@@ -96,6 +112,16 @@ func (c *Conn) onAck(s *Segment) {
 			c.delivered -= uint64(d)
 			newlyAcked -= d
 			newlySacked += d
+		}
+		if advanced && c.phase < cc.Recovery {
+			// tcp_fastretrans_alert's tcp_reset_reno_sack outside
+			// recovery (ns-3 also zeroes its dupAckCount on a new
+			// ACK): duplicate ACKs counted before a cumulative ACK
+			// that ended no recovery were not a loss. Kept, the
+			// echoes of a go-back-N's copies (ignored while they do
+			// not cover recover) added up to a spurious fast
+			// retransmit at the first ACK above it.
+			c.sackedOut = 0
 		}
 	}
 
@@ -262,6 +288,20 @@ func (c *Conn) markLosses(advanced bool) {
 		if c.packetsOut() == 0 {
 			return
 		}
+		if c.phase < cc.Recovery && !seqGT(c.sndUna, c.recover) {
+			// RFC 6582 §3.2 step 1 (and §4.1's reason): duplicate ACKs
+			// that do not cover more than recover (the highest
+			// sequence sent when the last recovery or timeout began;
+			// c.recover is the byte after it, so an ACK of exactly
+			// c.recover covers recover and no more) are the echoes of
+			// a go-back-N after a timeout, or of the last recovery's
+			// retransmissions, not a new loss: no fast retransmit.
+			// Linux holds the Loss or Recovery state until something
+			// above high_seq is acked for the same reason. (ns-3 3.37
+			// tests m_highRxAckMark >= m_recover, one byte laxer,
+			// which lets exactly those echoes through.)
+			return
+		}
 		if c.sackedOut >= dt || c.phase == cc.Recovery && advanced {
 			c.markLost(c.qHead)
 		}
@@ -328,6 +368,7 @@ func (c *Conn) enterRecovery() {
 	} else {
 		c.highSeq = c.sndNxt
 	}
+	c.recover = c.sndNxt
 	c.setPhase(cc.Recovery)
 }
 
@@ -373,6 +414,7 @@ func (c *Conn) enterLoss() {
 	c.cc.CwndCnt = 0
 	c.highSeq = c.sndNxt
 	c.reducedAt = c.sndNxt
+	c.recover = c.sndNxt // RFC 6582 §3.2 step 1 after a timeout
 	c.frto = frto
 	c.frtoNew = false
 	c.retransTS = 0

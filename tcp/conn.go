@@ -126,7 +126,9 @@ type Conn struct {
 	frto, frtoNew                  bool
 	retransTS                      uint32
 	sendCWR                        bool
-	cwndLimited                    bool
+	cwndLimited                    bool   // tcp_cwnd_validate's is_cwnd_limited for the current window
+	maxPacketsOut                  uint32 // most segments out in the current window (max_packets_out)
+	cwndUsageSeq                   uint32 // sndNxt when that window began (cwnd_usage_seq)
 	rtt                            rttEstimator
 	minRTT                         time.Duration
 	rtoRetries                     int

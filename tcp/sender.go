@@ -188,7 +188,7 @@ func (c *Conn) onAck(s *Segment) {
 		}
 	} else if c.phase == cc.Recovery || c.phase == cc.CWR {
 		c.prrReduce(ackedSacked, newlyLost > 0, advanced)
-	} else if newlyAcked > 0 && c.isCwndLimited(priorInFlight) {
+	} else if newlyAcked > 0 && c.isCwndLimited() {
 		c.fillCC()
 		n := ackedSacked
 		if c.cfg.CountACKs {
@@ -226,11 +226,31 @@ func (c *Conn) limitRenoSacks() {
 	}
 }
 
-func (c *Conn) isCwndLimited(priorInFlight uint32) bool {
-	if c.cwndLimited {
-		return true
+// isCwndLimited is Linux's tcp_is_cwnd_limited: in slow start, whether
+// cwnd is below twice the most segments out in the current window (so it
+// grows to twice what was used, not without bound); above it, whether the
+// sender filled cwnd in the current window. The cc contract (CongAvoid
+// only when cwnd-limited) rests on this: a flow limited by the receive
+// window, by pacing or by the application does not grow its window past
+// what it puts in flight.
+func (c *Conn) isCwndLimited() bool {
+	if c.cc.Cwnd < c.cc.Ssthresh {
+		return c.cc.Cwnd < 2*c.maxPacketsOut
 	}
-	return c.cc.Cwnd < c.cc.Ssthresh && c.cc.Cwnd < 2*max(priorInFlight, c.packetsOut())
+	return c.cwndLimited
+}
+
+// cwndValidate is the tracking half of Linux's tcp_cwnd_validate, run
+// after each transmission round: remember for the current window (until
+// sndUna passes the sndNxt it began at) whether cwnd was filled, or else
+// the most segments out.
+func (c *Conn) cwndValidate(limited bool) {
+	po := c.packetsOut()
+	if !seqLT(c.sndUna, c.cwndUsageSeq) || limited || !c.cwndLimited && po > c.maxPacketsOut {
+		c.cwndLimited = limited
+		c.maxPacketsOut = po
+		c.cwndUsageSeq = c.sndNxt
+	}
 }
 
 // sackTag marks the records the SACK blocks cover (tcp_sacktag_write_queue).
@@ -525,7 +545,18 @@ func (c *Conn) push() {
 		return
 	}
 	c.inPush = true
-	defer func() { c.inPush = false }()
+	sent, full := c.pushLoop()
+	c.inPush = false
+	// tcp_write_xmit: cwnd-limited if cwnd stopped sending or is full.
+	full = full || c.inFlight() >= c.cc.Cwnd
+	if sent || full {
+		c.cwndValidate(full)
+	}
+}
+
+// pushLoop sends until a window, the pacer or the application stops it;
+// it reports whether it sent anything and whether cwnd stopped it.
+func (c *Conn) pushLoop() (sent, cwndFull bool) {
 	for {
 		now := c.now()
 		if c.cfg.Pacing && c.cc.PacingRate > 0 && now < c.nextSendAt {
@@ -534,30 +565,30 @@ func (c *Conn) push() {
 		}
 		inf := c.inFlight()
 		if inf >= c.cc.Cwnd {
-			c.cwndLimited = true
-			return
+			return sent, true
 		}
 		if !c.frtoNew {
 			if j := c.nextLost(); j >= 0 {
 				c.retransmit(j, now)
+				sent = true
 				continue
 			}
 		}
 		avail := c.written - c.sent
 		if avail == 0 {
-			c.cwndLimited = false
 			c.frtoNew = false
 			if c.lostOut <= c.retransOut {
 				c.appLimited = max(c.delivered+uint64(inf), 1)
 			}
-			return
+			return sent, false
 		}
 		n := uint32(min(avail, uint64(c.mss)))
 		if seqGT(c.sndNxt+n, c.sndUna+c.sndWnd) {
 			c.frtoNew = false
-			return // receive window full
+			return sent, false // receive window full
 		}
 		c.sendNew(n, now)
+		sent = true
 		if c.frtoNew && c.inFlight() >= c.cc.Cwnd {
 			c.frtoNew = false
 		}

@@ -119,7 +119,8 @@ type Conn struct {
 	sackedOut, lostOut, retransOut uint32
 	phase                          cc.Phase
 	highSeq                        uint32
-	recover                        uint32 // RFC 6582's recover: sndNxt at the last fast retransmit or RTO
+	echoes                         uint32 // without SACK: duplicate ACKs expected from copies the receiver already had
+	echoSeq                        uint32 // sndNxt when echoes were last added
 	reducedAt                      uint32 // sndNxt at the last reduction: ECE for data before it is the same congestion (RFC 3168 §6.1.2)
 	priorSsthresh                  uint32
 	prrDelivered, prrOut, prrPrior uint32
@@ -184,7 +185,6 @@ func New(cfg Config) (*Conn, error) {
 	c.delack.init(c.clk, c.base, c.onDelack)
 	c.iss = cfg.ISS
 	c.sndUna, c.sndNxt = c.iss, c.iss
-	c.recover = c.iss
 	c.quick = cfg.Profile.QuickAcks
 	if cfg.WindowScaling {
 		for c.rcvScale < 14 && cfg.RcvBuf>>c.rcvScale > 0xffff {

@@ -32,6 +32,7 @@ func (c *Conn) onAck(s *Segment) {
 	lostBefore := c.lostOut
 	var newlySacked, newlyAcked uint32
 	origAcked := false // never-retransmitted data (s)acked (Linux FLAG_ORIG_SACK_ACKED)
+	var retransAcked uint32
 	seqRTT, caRTT, sackRTT := int64(-1), int64(-1), int64(-1)
 
 	if c.sackOK && s.NumSACK > 0 {
@@ -57,6 +58,7 @@ func (c *Conn) onAck(s *Segment) {
 		}
 		if r.state&segRetrans != 0 {
 			c.retransOut--
+			retransAcked++
 		}
 		c.qHead++
 	}
@@ -79,6 +81,9 @@ func (c *Conn) onAck(s *Segment) {
 		c.rtoRetries = 0
 	}
 	isDup := !advanced && s.Len == 0 && !windowChanged && c.packetsOut() > 0
+	if !c.sackOK {
+		isDup = c.renoEchoes(isDup, advanced, ack, retransAcked)
+	}
 	if !c.sackOK && c.phase == cc.Loss {
 		// Linux's tcp_process_loss for Reno: after a timeout everything
 		// outstanding is marked lost, so a duplicate ACK (the receiver
@@ -112,16 +117,6 @@ func (c *Conn) onAck(s *Segment) {
 			c.delivered -= uint64(d)
 			newlyAcked -= d
 			newlySacked += d
-		}
-		if advanced && c.phase < cc.Recovery {
-			// tcp_fastretrans_alert's tcp_reset_reno_sack outside
-			// recovery (ns-3 also zeroes its dupAckCount on a new
-			// ACK): duplicate ACKs counted before a cumulative ACK
-			// that ended no recovery were not a loss. Kept, the
-			// echoes of a go-back-N's copies (ignored while they do
-			// not cover recover) added up to a spurious fast
-			// retransmit at the first ACK above it.
-			c.sackedOut = 0
 		}
 	}
 
@@ -213,6 +208,39 @@ func (c *Conn) onAck(s *Segment) {
 		}
 	}
 	c.push()
+}
+
+// renoEchoes discounts, without SACK, the duplicate ACKs that copies of
+// data the receiver already holds will draw, and reports whether this ACK
+// still counts as a duplicate. A cumulative ACK that covers several
+// segments with a retransmission in flight was drawn by one of those
+// copies at most; each of the others reaches the receiver after its data
+// did and comes back as a duplicate ACK that says nothing about a loss.
+// That is what a timeout's go-back-N produces (the receiver held most of
+// what is resent), and counted as duplicate ACKs those echoes started a
+// spurious fast retransmit, whose partial-ACK retransmissions were copies
+// again, and so on to the end of the flow (issue 10's storm; RFC 6582
+// §4.1 describes the problem, whose recover check misses it once the
+// cumulative ACK has passed recover before the copies arrive). On a FIFO
+// path every copy arrives before anything sent after it, so an ACK above
+// the sndNxt at which echoes were last expected means they all came back
+// (or were lost): the count then expires.
+func (c *Conn) renoEchoes(isDup, advanced bool, ack, retransAcked uint32) bool {
+	if advanced {
+		if c.echoes > 0 && seqGT(ack, c.echoSeq) {
+			c.echoes = 0
+		}
+		if retransAcked > 1 {
+			c.echoes += retransAcked - 1
+			c.echoSeq = c.sndNxt
+		}
+		return false
+	}
+	if isDup && c.echoes > 0 {
+		c.echoes--
+		return false
+	}
+	return isDup
 }
 
 func (c *Conn) limitRenoSacks() {
@@ -308,20 +336,6 @@ func (c *Conn) markLosses(advanced bool) {
 		if c.packetsOut() == 0 {
 			return
 		}
-		if c.phase < cc.Recovery && !seqGT(c.sndUna, c.recover) {
-			// RFC 6582 §3.2 step 1 (and §4.1's reason): duplicate ACKs
-			// that do not cover more than recover (the highest
-			// sequence sent when the last recovery or timeout began;
-			// c.recover is the byte after it, so an ACK of exactly
-			// c.recover covers recover and no more) are the echoes of
-			// a go-back-N after a timeout, or of the last recovery's
-			// retransmissions, not a new loss: no fast retransmit.
-			// Linux holds the Loss or Recovery state until something
-			// above high_seq is acked for the same reason. (ns-3 3.37
-			// tests m_highRxAckMark >= m_recover, one byte laxer,
-			// which lets exactly those echoes through.)
-			return
-		}
 		if c.sackedOut >= dt || c.phase == cc.Recovery && advanced {
 			c.markLost(c.qHead)
 		}
@@ -388,7 +402,6 @@ func (c *Conn) enterRecovery() {
 	} else {
 		c.highSeq = c.sndNxt
 	}
-	c.recover = c.sndNxt
 	c.setPhase(cc.Recovery)
 }
 
@@ -434,7 +447,7 @@ func (c *Conn) enterLoss() {
 	c.cc.CwndCnt = 0
 	c.highSeq = c.sndNxt
 	c.reducedAt = c.sndNxt
-	c.recover = c.sndNxt // RFC 6582 §3.2 step 1 after a timeout
+	c.echoes = 0
 	c.frto = frto
 	c.frtoNew = false
 	c.retransTS = 0

@@ -69,7 +69,8 @@ func noSACKTimeoutRun(t *testing.T) (p *pipe, losses int, nxtAtRTO uint32) {
 // back as runs), and the sender took the duplicate ACKs the go-back-N's
 // copies draw for a new loss: fast retransmit after fast retransmit, each
 // partial ACK's retransmission a copy again, to the end of the flow
-// (thousands of retransmissions here for 21 losses).
+// (6 792 retransmissions here for 21 losses; 1 472 with the receiver
+// fixed alone).
 func TestNoSACKTimeoutNoStorm(t *testing.T) {
 	p, losses, nxtAtRTO := noSACKTimeoutRun(t)
 	st := p.a.Stats()

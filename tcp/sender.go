@@ -514,6 +514,17 @@ func (c *Conn) endEpisode() {
 		c.cc.Cwnd = max(c.cc.Ssthresh, 1)
 	}
 	c.frto, c.frtoNew = false, false
+	if !c.sackOK {
+		// tcp_fastretrans_alert's tcp_reset_reno_sack on leaving
+		// Recovery (and tcp_process_loss's in Loss): the duplicate
+		// ACKs counted during the episode were its own. Kept, they
+		// met the threshold at once and the next ACK started a new
+		// recovery, whose partial-ACK retransmissions (copies the
+		// receiver had) kept the count up again: back-to-back
+		// spurious recoveries at cwnd 2 for the rest of the flow
+		// (issue 10's storm in experiments/highbdp).
+		c.sackedOut = 0
+	}
 	if c.sackedOut > 0 || c.lostOut > 0 {
 		c.setPhase(cc.Disorder)
 	} else {
@@ -734,3 +745,4 @@ func (c *Conn) rateGen(ackedSacked uint32, rtt time.Duration, newlyLost uint32) 
 		c.rs.Interval = 0
 	}
 }
+

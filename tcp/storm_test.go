@@ -99,3 +99,4 @@ func TestNoSACKTimeoutNoStorm(t *testing.T) {
 		t.Errorf("%d retransmissions for %d lost segments, want at most %d", st.RetransSegs, losses, limit)
 	}
 }
+

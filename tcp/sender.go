@@ -745,4 +745,3 @@ func (c *Conn) rateGen(ackedSacked uint32, rtt time.Duration, newlyLost uint32) 
 		c.rs.Interval = 0
 	}
 }
-

@@ -99,4 +99,3 @@ func TestNoSACKTimeoutNoStorm(t *testing.T) {
 		t.Errorf("%d retransmissions for %d lost segments, want at most %d", st.RetransSegs, losses, limit)
 	}
 }
-

@@ -119,13 +119,17 @@ type Conn struct {
 	sackedOut, lostOut, retransOut uint32
 	phase                          cc.Phase
 	highSeq                        uint32
+	echoes                         uint32 // without SACK: duplicate ACKs expected from copies the receiver already had
+	echoSeq                        uint32 // sndNxt when echoes were last added
 	reducedAt                      uint32 // sndNxt at the last reduction: ECE for data before it is the same congestion (RFC 3168 §6.1.2)
 	priorSsthresh                  uint32
 	prrDelivered, prrOut, prrPrior uint32
 	frto, frtoNew                  bool
 	retransTS                      uint32
 	sendCWR                        bool
-	cwndLimited                    bool
+	cwndLimited                    bool   // tcp_cwnd_validate's is_cwnd_limited for the current window
+	maxPacketsOut                  uint32 // most segments out in the current window (max_packets_out)
+	cwndUsageSeq                   uint32 // sndNxt when that window began (cwnd_usage_seq)
 	rtt                            rttEstimator
 	minRTT                         time.Duration
 	rtoRetries                     int

@@ -25,6 +25,16 @@
 //     without SACK each duplicate ACK counts as one SACKed segment), which
 //     replaces RFC 6582's inflate/deflate of cwnd; the window during
 //     Recovery and CWR follows PRR (RFC 6937) as Linux and ns-3 3.37 do.
+//     Without SACK, the duplicate ACKs that copies of data the receiver
+//     already held will draw (a timeout's go-back-N) are expected and
+//     not counted, so they start no spurious fast retransmit; in Loss a
+//     duplicate ACK counts only for data sent after the timeout, as
+//     Linux's tcp_process_loss.
+//   - The window grows only when cwnd limited sending (Linux's
+//     tcp_cwnd_validate and tcp_is_cwnd_limited, tracked per window; in
+//     slow start up to twice the segments out), so a flow held back by
+//     the receive window, pacing or the application does not inflate
+//     cwnd past what it puts in flight.
 //   - Delayed ACKs (every DelAckCount segments or after DelAckTimeout,
 //     immediately on out-of-order data, on filling a hole and on a change
 //     of the CE state; an optional Linux-like quick-ACK start).

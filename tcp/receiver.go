@@ -26,7 +26,7 @@ func (c *Conn) onData(s *Segment) {
 		c.sendAck() // a duplicate: tell the sender where we are
 		return
 	}
-	if !seqLT(seq, c.rcvNxt+uint32(c.rcvFree())) {
+	if !seqLT(seq, c.rcvRight()) {
 		c.sendAck() // beyond the window
 		return
 	}
@@ -152,6 +152,24 @@ func (c *Conn) rcvWindow() uint16 {
 	f := min(w>>c.rcvScale, 0xffff)
 	c.rcvEdge = c.rcvNxt + f<<c.rcvScale
 	return uint16(f)
+}
+
+// rcvRight is the right edge of the window the receiver accepts data
+// below: what it advertised (rcvEdge), which never moves back, or the free
+// buffer if that is further (as Linux's tcp_data_queue checks against
+// tcp_receive_window). Out-of-order data always lies inside the edge
+// advertised, so what is held stays below RcvBuf; checking against the
+// free space alone (RcvBuf less what is held) would drop segments the
+// window admitted: with half a window held out of order, the far half of
+// the window the sender was given is discarded, the holes come back
+// consecutive, NewReno repairs them one per RTT and the RTO's go-back-N
+// hits the same drops again (issue 10's no-SACK retransmission storm).
+func (c *Conn) rcvRight() uint32 {
+	r := c.rcvNxt + uint32(c.rcvFree())
+	if seqGT(c.rcvEdge, r) {
+		return c.rcvEdge
+	}
+	return r
 }
 
 // rcvFree is the receive buffer's free space, what the window offers.

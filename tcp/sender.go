@@ -32,6 +32,7 @@ func (c *Conn) onAck(s *Segment) {
 	lostBefore := c.lostOut
 	var newlySacked, newlyAcked uint32
 	origAcked := false // never-retransmitted data (s)acked (Linux FLAG_ORIG_SACK_ACKED)
+	var retransAcked uint32
 	seqRTT, caRTT, sackRTT := int64(-1), int64(-1), int64(-1)
 
 	if c.sackOK && s.NumSACK > 0 {
@@ -57,6 +58,7 @@ func (c *Conn) onAck(s *Segment) {
 		}
 		if r.state&segRetrans != 0 {
 			c.retransOut--
+			retransAcked++
 		}
 		c.qHead++
 	}
@@ -80,6 +82,25 @@ func (c *Conn) onAck(s *Segment) {
 	}
 	isDup := !advanced && s.Len == 0 && !windowChanged && c.packetsOut() > 0
 	if !c.sackOK {
+		isDup = c.renoEchoes(isDup, advanced, ack, retransAcked)
+	}
+	if !c.sackOK && c.phase == cc.Loss {
+		// Linux's tcp_process_loss for Reno: after a timeout everything
+		// outstanding is marked lost, so a duplicate ACK (the receiver
+		// seeing a go-back-N copy of data it holds) says nothing left
+		// the network; only with new data sent beyond the timeout's
+		// high mark (F-RTO) does it count. A cumulative ACK resets the
+		// count (tcp_reset_reno_sack).
+		if isDup && seqGT(c.sndNxt, c.highSeq) {
+			c.sackedOut++
+			c.limitRenoSacks()
+			newlySacked = 1
+			c.delivered++
+			c.deliveredAt = now
+		} else if advanced {
+			c.sackedOut = 0
+		}
+	} else if !c.sackOK {
 		// Reno: count duplicate ACKs as SACKed segments (Linux's
 		// tcp_add_reno_sack / tcp_remove_reno_sacks), so the in-flight
 		// estimate falls by one per duplicate ACK as RFC 5681's window
@@ -162,7 +183,7 @@ func (c *Conn) onAck(s *Segment) {
 		}
 	} else if c.phase == cc.Recovery || c.phase == cc.CWR {
 		c.prrReduce(ackedSacked, newlyLost > 0, advanced)
-	} else if newlyAcked > 0 && c.isCwndLimited(priorInFlight) {
+	} else if newlyAcked > 0 && c.isCwndLimited() {
 		c.fillCC()
 		n := ackedSacked
 		if c.cfg.CountACKs {
@@ -189,6 +210,39 @@ func (c *Conn) onAck(s *Segment) {
 	c.push()
 }
 
+// renoEchoes discounts, without SACK, the duplicate ACKs that copies of
+// data the receiver already holds will draw, and reports whether this ACK
+// still counts as a duplicate. A cumulative ACK that covers several
+// segments with a retransmission in flight was drawn by one of those
+// copies at most; each of the others reaches the receiver after its data
+// did and comes back as a duplicate ACK that says nothing about a loss.
+// That is what a timeout's go-back-N produces (the receiver held most of
+// what is resent), and counted as duplicate ACKs those echoes started a
+// spurious fast retransmit, whose partial-ACK retransmissions were copies
+// again, and so on to the end of the flow (issue 10's storm; RFC 6582
+// §4.1 describes the problem, whose recover check misses it once the
+// cumulative ACK has passed recover before the copies arrive). On a FIFO
+// path every copy arrives before anything sent after it, so an ACK above
+// the sndNxt at which echoes were last expected means they all came back
+// (or were lost): the count then expires.
+func (c *Conn) renoEchoes(isDup, advanced bool, ack, retransAcked uint32) bool {
+	if advanced {
+		if c.echoes > 0 && seqGT(ack, c.echoSeq) {
+			c.echoes = 0
+		}
+		if retransAcked > 1 {
+			c.echoes += retransAcked - 1
+			c.echoSeq = c.sndNxt
+		}
+		return false
+	}
+	if isDup && c.echoes > 0 {
+		c.echoes--
+		return false
+	}
+	return isDup
+}
+
 func (c *Conn) limitRenoSacks() {
 	holes := max(c.lostOut, 1)
 	if po := c.packetsOut(); c.sackedOut+holes > po {
@@ -200,11 +254,31 @@ func (c *Conn) limitRenoSacks() {
 	}
 }
 
-func (c *Conn) isCwndLimited(priorInFlight uint32) bool {
-	if c.cwndLimited {
-		return true
+// isCwndLimited is Linux's tcp_is_cwnd_limited: in slow start, whether
+// cwnd is below twice the most segments out in the current window (so it
+// grows to twice what was used, not without bound); above it, whether the
+// sender filled cwnd in the current window. The cc contract (CongAvoid
+// only when cwnd-limited) rests on this: a flow limited by the receive
+// window, by pacing or by the application does not grow its window past
+// what it puts in flight.
+func (c *Conn) isCwndLimited() bool {
+	if c.cc.Cwnd < c.cc.Ssthresh {
+		return c.cc.Cwnd < 2*c.maxPacketsOut
 	}
-	return c.cc.Cwnd < c.cc.Ssthresh && c.cc.Cwnd < 2*max(priorInFlight, c.packetsOut())
+	return c.cwndLimited
+}
+
+// cwndValidate is the tracking half of Linux's tcp_cwnd_validate, run
+// after each transmission round: remember for the current window (until
+// sndUna passes the sndNxt it began at) whether cwnd was filled, or else
+// the most segments out.
+func (c *Conn) cwndValidate(limited bool) {
+	po := c.packetsOut()
+	if !seqLT(c.sndUna, c.cwndUsageSeq) || limited || !c.cwndLimited && po > c.maxPacketsOut {
+		c.cwndLimited = limited
+		c.maxPacketsOut = po
+		c.cwndUsageSeq = c.sndNxt
+	}
 }
 
 // sackTag marks the records the SACK blocks cover (tcp_sacktag_write_queue).
@@ -373,6 +447,7 @@ func (c *Conn) enterLoss() {
 	c.cc.CwndCnt = 0
 	c.highSeq = c.sndNxt
 	c.reducedAt = c.sndNxt
+	c.echoes = 0
 	c.frto = frto
 	c.frtoNew = false
 	c.retransTS = 0
@@ -439,6 +514,17 @@ func (c *Conn) endEpisode() {
 		c.cc.Cwnd = max(c.cc.Ssthresh, 1)
 	}
 	c.frto, c.frtoNew = false, false
+	if !c.sackOK {
+		// tcp_fastretrans_alert's tcp_reset_reno_sack on leaving
+		// Recovery (and tcp_process_loss's in Loss): the duplicate
+		// ACKs counted during the episode were its own. Kept, they
+		// met the threshold at once and the next ACK started a new
+		// recovery, whose partial-ACK retransmissions (copies the
+		// receiver had) kept the count up again: back-to-back
+		// spurious recoveries at cwnd 2 for the rest of the flow
+		// (issue 10's storm in experiments/highbdp).
+		c.sackedOut = 0
+	}
 	if c.sackedOut > 0 || c.lostOut > 0 {
 		c.setPhase(cc.Disorder)
 	} else {
@@ -483,7 +569,18 @@ func (c *Conn) push() {
 		return
 	}
 	c.inPush = true
-	defer func() { c.inPush = false }()
+	sent, full := c.pushLoop()
+	c.inPush = false
+	// tcp_write_xmit: cwnd-limited if cwnd stopped sending or is full.
+	full = full || c.inFlight() >= c.cc.Cwnd
+	if sent || full {
+		c.cwndValidate(full)
+	}
+}
+
+// pushLoop sends until a window, the pacer or the application stops it;
+// it reports whether it sent anything and whether cwnd stopped it.
+func (c *Conn) pushLoop() (sent, cwndFull bool) {
 	for {
 		now := c.now()
 		if c.cfg.Pacing && c.cc.PacingRate > 0 && now < c.nextSendAt {
@@ -492,30 +589,30 @@ func (c *Conn) push() {
 		}
 		inf := c.inFlight()
 		if inf >= c.cc.Cwnd {
-			c.cwndLimited = true
-			return
+			return sent, true
 		}
 		if !c.frtoNew {
 			if j := c.nextLost(); j >= 0 {
 				c.retransmit(j, now)
+				sent = true
 				continue
 			}
 		}
 		avail := c.written - c.sent
 		if avail == 0 {
-			c.cwndLimited = false
 			c.frtoNew = false
 			if c.lostOut <= c.retransOut {
 				c.appLimited = max(c.delivered+uint64(inf), 1)
 			}
-			return
+			return sent, false
 		}
 		n := uint32(min(avail, uint64(c.mss)))
 		if seqGT(c.sndNxt+n, c.sndUna+c.sndWnd) {
 			c.frtoNew = false
-			return // receive window full
+			return sent, false // receive window full
 		}
 		c.sendNew(n, now)
+		sent = true
 		if c.frtoNew && c.inFlight() >= c.cc.Cwnd {
 			c.frtoNew = false
 		}

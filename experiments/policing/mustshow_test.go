@@ -17,6 +17,11 @@ func loadSpec(t testing.TB) *Spec {
 // simulator's summary, first server, every mode except the unlimited
 // download (a 1 Gbit/s flow: seconds of CPU, and no bullet needs it).
 func TestSimMustShow(t *testing.T) {
+	if testing.Short() {
+		// Whole simulated TCP runs: minutes under -race; the integration
+		// phase (no -short) runs them.
+		t.Skip("runs TCP simulations")
+	}
 	s := loadSpec(t)
 	res, err := Run(s, Sim{}, Options{Select: func(c Cell) bool {
 		return c.Server == s.Servers[0] && !(c.Mode == "nolimit" && !c.Upload)

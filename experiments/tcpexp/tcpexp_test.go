@@ -71,6 +71,11 @@ func TestSpecValidate(t *testing.T) {
 // the baseline at any probe cell, hermes loses its shadow slice, the
 // outputs are written.
 func TestReducedMitigations(t *testing.T) {
+	if testing.Short() {
+		// Whole simulated TCP runs: minutes under -race; the integration
+		// phase (no -short) runs them.
+		t.Skip("runs TCP simulations")
+	}
 	s, err := LoadSpec("testdata/small.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +150,11 @@ func TestReducedMitigations(t *testing.T) {
 // profile, the reference's beside them, and the goodput ratio is the
 // ratio of the two goodputs.
 func TestPaperTCPShortened(t *testing.T) {
+	if testing.Short() {
+		// Whole simulated TCP runs: minutes under -race; the integration
+		// phase (no -short) runs them.
+		t.Skip("runs TCP simulations")
+	}
 	s, err := LoadSpec("paper-tcp")
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ import (
 // root namespace is not changed. Knobs (environment, for re-measuring):
 // PSEUDOCONG_VCC_SECONDS (default 15), PSEUDOCONG_VCC_RATE (default
 // 50mbit), PSEUDOCONG_VCC_DELAY (default 5ms), PSEUDOCONG_VCC_RED (the
-// qdisc spec, default below), PSEUDOCONG_VCC_ROUNDS (default 3: the
+// qdisc spec, default below), PSEUDOCONG_VCC_ROUNDS (default 2: the
 // ratios are averaged over rounds, each round measuring without then
 // with vCC), PSEUDOCONG_VCC_REACT (rtt or window, --vcc-react),
 // PSEUDOCONG_VCC_SS (non-empty: log `ss -tin` of one flow per class three
@@ -126,7 +126,7 @@ func TestSerialVCCLiveFairness(t *testing.T) {
 	if err != nil || seconds < 3 {
 		t.Fatalf("PSEUDOCONG_VCC_SECONDS %q: want an integer >= 3", os.Getenv("PSEUDOCONG_VCC_SECONDS"))
 	}
-	rounds, err := strconv.Atoi(envOr("PSEUDOCONG_VCC_ROUNDS", "3"))
+	rounds, err := strconv.Atoi(envOr("PSEUDOCONG_VCC_ROUNDS", "2"))
 	if err != nil || rounds < 1 {
 		t.Fatalf("PSEUDOCONG_VCC_ROUNDS %q: want an integer >= 1", os.Getenv("PSEUDOCONG_VCC_ROUNDS"))
 	}
@@ -186,8 +186,9 @@ func TestSerialVCCLiveFairness(t *testing.T) {
 	// fair" is checked as a rise and a bound, not as nearness to 1.)
 	// The bounds are the claims themselves, with room for a busy CI
 	// machine: single rounds measured 0.79-0.97 without and 1.05-1.36
-	// with vCC, so a 3-round mean below 1 and a rise of 0.1 hold with
-	// margin; a tighter "without" bound failed at random.
+	// with vCC (2-round means 0.79/0.91 without, 1.25/1.16 with), so a
+	// mean below 1 and a rise of 0.1 hold with margin; a tighter
+	// "without" bound (0.95) was crossed by single rounds.
 	if rw >= 1 {
 		t.Errorf("without vCC the non-ECN/ECN ratio is %.3f: want below fair (< 1)", rw)
 	}

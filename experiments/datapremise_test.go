@@ -11,6 +11,9 @@ import "testing"
 // match that drifts (experiments/sim ruleMatch) turns every swap-in into a
 // miss and fails here.
 func TestDataCellsAreServedBySwapIns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	res := execute(t, paperSubset(t, map[string]func(*ExperimentSpec){"data": nil}), Options{})
 	n := 0
 	for _, c := range res.Cells {

@@ -94,6 +94,9 @@ func TestLinkQdiscDrops(t *testing.T) {
 // The Gilbert–Elliott channel's long-run loss on a link is its stationary
 // loss (R·LossGood + P·LossBad)/(P+R).
 func TestLinkGilbertElliottStationaryLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	for _, c := range []GilbertElliottConfig{
 		{P: 0.01, R: 0.3, LossGood: 0, LossBad: 1, Seed: 1},       // Gilbert: bursts of mean 3.3
 		{P: 0.05, R: 0.2, LossGood: 0.001, LossBad: 0.5, Seed: 2}, // Elliott

@@ -60,6 +60,9 @@ func redAtBacklog(t *testing.T, r *RED, backlog, pktLen, n int, ecn ECN) ([]bool
 //
 // Both ECN marking (ECT packets) and dropping (Not-ECT) are checked.
 func TestREDProbabilityAtFixedAverage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	const n = 300_000
 	for _, ecn := range []ECN{ECT0, NotECT} {
 		for _, backlog := range []int{40_000, 60_000, 80_000} {

@@ -99,6 +99,9 @@ func TestClassifierErrors(t *testing.T) {
 // TestClassifierAgreesOnLargeTable compares the classifier with the naive
 // reference over the 4 000-rule benchmark table, cached and not.
 func TestClassifierAgreesOnLargeTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	rng := rand.New(rand.NewPCG(5, 5))
 	entries := mixedRules(rng, 4000)
 	ref := newReference(LowerIDWins)

@@ -22,6 +22,9 @@ func priorities(pattern string, n int) []uint32 {
 }
 
 func TestInsertMovesByPriorityPattern(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	quadratic := func(n int) int64 { return int64(n) * int64(n-1) / 2 }
 	none := func(int) int64 { return 0 }
 	tests := []struct {

@@ -33,6 +33,9 @@ func TestPica8TimingMatchesProfile(t *testing.T) {
 // shifts all k entries before it, at c_write + k·c_move while more than
 // slow_move_free_slots slots are free and c_write + k·c_slow_move after.
 func TestPica8AscendingInsertCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	p := pica8(t)
 	layout, err := p.TCAMLayout()
 	if err != nil {

@@ -13,6 +13,9 @@ import (
 // bottleneck, one algorithm) run whole and as two shards merged gives
 // the same summary.json (the perf keys aside); a bad shard set exits 2.
 func TestExperimentHighBDP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	actAsMain()
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }

@@ -28,6 +28,9 @@ d: {rates_mbps: [10], ecn: 1, tenants: 1, cc: [bic]}
 // vcc grid writes the summary with both keys of every cell on both sides,
 // the CSV and the four figures; bad input exits 2 naming the problem.
 func TestVCCGridCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	actAsMain()
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "tiny.yaml")

@@ -104,6 +104,9 @@ func TestAnalyseLong(t *testing.T) {
 // measured: with ns-2's per-ACK growth, delayed ACKs (one ACK per two
 // segments) halve the additive increase.
 func TestDelayedACKsDoubleGrowth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	s := mustSpec(t, SpecNameCI)
 	g := map[bool]float64{}
 	var rtt time.Duration
@@ -181,6 +184,9 @@ func TestDeterministicAndBounded(t *testing.T) {
 }
 
 func TestShardsMergeToTheWholeRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	s := mustSpec(t, SpecNameCI)
 	s.Scale, s.GrowthDuration = 2000, 0
 	s.Bottlenecks, s.Algorithms, s.BufferSweep = []string{"100M", "10G"}, []string{NS2Reno, "cubic"}, []float64{1}

@@ -36,6 +36,9 @@ func bulkScenario(t testing.TB, prof *profile.Profile, flows, capacity, base int
 // controller (Run's checkDataPremise), and the trace and counters are
 // there for every flow.
 func TestBulkFlowsThroughACache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	prof := loadProfile(t, "pica8-p3297")
 	const flows, capacity = 4, 4
 	o, err := Run(bulkScenario(t, prof, flows, capacity, 0, tcp.Linux(), 3*time.Second))
@@ -64,6 +67,9 @@ func TestBulkFlowsThroughACache(t *testing.T) {
 // The same bulk run twice gives the same outcome (the endpoints and the
 // switch are on the one virtual clock).
 func TestBulkRunIsDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	prof := loadProfile(t, "pica8-p3297")
 	sc := bulkScenario(t, prof, 3, 4, 0, tcp.Berkeley(), 2*time.Second)
 	a, err := Run(sc)
@@ -82,6 +88,9 @@ func TestBulkRunIsDeterministic(t *testing.T) {
 // Cover rules replace the per-flow rules: two wildcard entries per
 // switch, no swap-in, and the flows still get through.
 func TestBulkCoverRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	prof := loadProfile(t, "pica8-p3297")
 	sc := bulkScenario(t, prof, 4, 4, 0, tcp.Linux(), 2*time.Second)
 	sc.TCP.SDN.CoverRules = true

@@ -13,6 +13,9 @@ import (
 // occupancy; with ideal it stays at zero. Runs the paper's 400 s on the
 // virtual clock.
 func TestAscendingInsertLatencyGrowsWithOccupancy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	const (
 		rules  = 4000
 		window = 500

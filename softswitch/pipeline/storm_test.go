@@ -13,6 +13,9 @@ import (
 // pica8-p3297's ~240 Packet-Ins/s; the agent's bounded miss queue takes
 // what it can and drops the rest.
 func TestPacketInStormKeepsMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	const (
 		misses  = 100_000
 		warmup  = 10_000

@@ -163,6 +163,9 @@ func fuzzSender(t *testing.T, name string, seed uint64, clamp uint32, ecn bool) 
 // Every registered algorithm keeps 1 ≤ cwnd ≤ CwndClamp and ssthresh ≥ 2
 // through a long random script, and the same script gives the same trace.
 func TestEveryAlgorithmInvariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	names := Names()
 	want := []string{"bbr", "bic", "cubic", "dctcp", "highspeed", "lia", "newreno", "reno", "vegas", "yeah"}
 	if len(names) != len(want) {

@@ -22,6 +22,9 @@ func rfc3649A(w float64) float64 {
 // At every table point the kernel's step function gives the RFC's a(w)
 // and b(w): a(w) measured as growth over one RTT, b(w) as the cut.
 func TestHighSpeedTablePoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long single-goroutine simulation: the race phase (-short) leaves it to the integration phase")
+	}
 	for i, e := range hstcpAIMD {
 		if i == 0 {
 			continue // w ≤ 38 is Reno

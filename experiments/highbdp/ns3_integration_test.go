@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,8 +59,15 @@ func TestNS3SideBySide(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The same instance on both sides: ns-3 starts the long flows at
+		// our times rather than at its own draws.
+		var starts []string
+		for _, st := range sc.LongStarts() {
+			starts = append(starts, strconv.FormatFloat(st.Seconds(), 'f', 9, 64))
+		}
 		cmd := exec.Command(filepath.Join(dir, "highbdp"), "--bottleneck="+fmt.Sprintf("%dbps", bw),
-			"--duration="+strconv.FormatFloat(c.d.Seconds(), 'f', -1, 64), "--queue="+strconv.Itoa(sc.BufferPkts))
+			"--duration="+strconv.FormatFloat(c.d.Seconds(), 'f', -1, 64), "--queue="+strconv.Itoa(sc.BufferPkts),
+			"--starts="+strings.Join(starts, ","))
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("ns-3: %v", err)

@@ -2,7 +2,8 @@
 // ns-3 3.37, for the side-by-side check in docs/high-bdp.md.
 //
 // 10 long bulk flows (flow 0 at t = 0, the others at uniform random times
-// in [0, 5 s)), 3 short bulk transfers of share·capacity·duration bytes at
+// in [0, 5 s), or at --starts: ours' times, so that both simulators run
+// the same instance), 3 short bulk transfers of share·capacity·duration bytes at
 // 0.2, 0.4, 0.6 of the run, each on its own 1 Gbit/s access links (2 ms)
 // to r1 -> bottleneck (53 ms, DropTail of --queue packets) -> r2: base RTT
 // 2·(2·2 + 53) = 114 ms. TcpNewReno (ns-3's per-ACK growth, as ns-2's),
@@ -38,6 +39,8 @@ int main(int argc, char *argv[]) {
   cmd.AddValue("delack", "delayed ACKs", delack);
   cmd.AddValue("seed", "RNG run number", seed);
   cmd.AddValue("shareScale", "multiplies the short flows' sizes", shareScale);
+  std::string starts;
+  cmd.AddValue("starts", "comma-separated start times (s) of the long flows, instead of ns-3's draws (ours: Scenario.LongStarts)", starts);
   cmd.Parse(argc, argv);
   RngSeedManager::SetRun(seed);
 
@@ -67,12 +70,25 @@ int main(int argc, char *argv[]) {
   pcong::Dumbbell d = pcong::BuildDumbbell(spec);
   d.core.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&OnBneckTx));
 
+  // The draws happen either way, so that --starts changes nothing else.
+  std::vector<double> given;
+  for (size_t p = 0; p < starts.size();) {
+    size_t q = starts.find(',', p);
+    if (q == std::string::npos) q = starts.size();
+    given.push_back(std::stod(starts.substr(p, q - p)));
+    p = q + 1;
+  }
+  if (!given.empty() && given.size() != nLong) {
+    std::fprintf(stderr, "--starts: want %u values, got %zu\n", nLong, given.size());
+    return 2;
+  }
   Ptr<UniformRandomVariable> u = CreateObject<UniformRandomVariable>();
   std::vector<Ptr<PacketSink>> sinks;
   for (uint32_t i = 0; i < spec.flows; i++) {
     double start = 0;
     uint64_t maxBytes = 0;
     if (i > 0 && i < nLong) start = u->GetValue(0, 5);
+    if (i < nLong && i < given.size()) start = given[i];
     if (i >= nLong) {
       start = shortStart[i - nLong] * duration;
       maxBytes = uint64_t(br.GetBitRate() / 8.0 * duration * shortShare[i - nLong] * shareScale);

@@ -68,6 +68,7 @@ func main() {
 	onlyFlows := flag.String("flows", "", "comma-separated flow counts to keep (default: the grid's)")
 	delack := flag.Bool("delack", true, "delayed ACKs on both sides")
 	acks := flag.Bool("count-acks", false, "our sender grows the window per ACK as ns-3's TcpNewReno (tcp.Config.CountACKs), whatever -semantics says")
+	from := flag.String("ns3-from", "", "take ns-3's side from a table this tool printed earlier (a markdown file; its rows are keyed by cell) instead of running ns-3: ns-3 is deterministic and ours is what changes")
 	sem := flag.String("semantics", "ns3", "ns3: our algorithms grow as ns-3 3.37's where those differ from Linux's by design (dumbbell.Config.NS3Semantics); linux: as Linux's; both: two tables, ns-3 run once per cell")
 	flag.Parse()
 	delAck, countACKs = *delack, *acks
@@ -117,6 +118,13 @@ func main() {
 			}
 		}
 	}
+	if *from != "" {
+		var err error
+		if ns3Cache, err = readTable(*from); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	tables := make([]strings.Builder, len(sems))
 	outs := make([]int, len(sems))
 	walls := make([]float64, len(sems))
@@ -161,16 +169,6 @@ type comparison struct {
 	outside   []string // the bounds the cell is outside of
 }
 
-// compare runs one cell on both sides (ours with the ns3Semantics
-// setting) and checks the bounds.
-func compare(bin string, c cell, d time.Duration) (comparison, error) {
-	rs, err := compareAll(bin, c, d, []bool{ns3Semantics})
-	if err != nil {
-		return comparison{}, err
-	}
-	return rs[0], nil
-}
-
 // compareAll runs one cell in ns-3 once and on our side once per
 // ns3Semantics value in sems.
 func compareAll(bin string, c cell, d time.Duration, sems []bool) ([]comparison, error) {
@@ -182,6 +180,11 @@ func compareAll(bin string, c cell, d time.Duration, sems []bool) ([]comparison,
 		ours, err := runOurs(c, d)
 		if err != nil {
 			return nil, err
+		}
+		if theirs == nil && ns3Cache != nil {
+			if theirs = ns3Cache[c.String()]; theirs == nil {
+				return nil, fmt.Errorf("-ns3-from: no row for %v", c)
+			}
 		}
 		if theirs == nil {
 			if theirs, err = runNS3(bin, c, d, ours.qw); err != nil {
@@ -274,4 +277,46 @@ func runNS3(bin string, c cell, d time.Duration, qw float64) (*dumbbell.Result, 
 		return nil, fmt.Errorf("ns-3 output %q: %w", out, err)
 	}
 	return &r, nil
+}
+
+// ns3Cache is -ns3-from's rows by cell, nil without the flag.
+var ns3Cache map[string]*dumbbell.Result
+
+// readTable reads ns-3's side of a table main printed: per row the cell,
+// flow 0's goodput, utilisation, Jain's index, the retransmissions of
+// all flows (booked to flow 0), events and wall time, each the value
+// after the "/". The per-flow split is not in the table, and the bounds
+// need only these.
+func readTable(path string) (map[string]*dumbbell.Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-ns3-from: %w", err)
+	}
+	rows := map[string]*dumbbell.Result{}
+	for n, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, "|")
+		if len(f) < 9 || !strings.Contains(f[1], "×") {
+			continue
+		}
+		var v [6]float64
+		for i := range v {
+			_, theirs, ok := strings.Cut(f[2+i], "/")
+			if !ok {
+				return nil, fmt.Errorf("%s:%d: column %d %q: want ours / ns-3", path, n+1, 2+i, f[2+i])
+			}
+			if v[i], err = strconv.ParseFloat(strings.TrimSpace(theirs), 64); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, n+1, err)
+			}
+		}
+		key := strings.TrimSpace(f[1])
+		if _, dup := rows[key]; dup {
+			return nil, fmt.Errorf("%s:%d: %s twice", path, n+1, key)
+		}
+		rows[key] = &dumbbell.Result{Flows: []dumbbell.FlowResult{{GoodputMbps: v[0], Retransmits: uint64(v[3])}},
+			Utilisation: v[1], Jain: v[2], Events: uint64(v[4]), WallS: v[5]}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("-ns3-from: %s has no table rows", path)
+	}
+	return rows, nil
 }

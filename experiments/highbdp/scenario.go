@@ -182,6 +182,31 @@ func (s *Scenario) check() error {
 	return nil
 }
 
+// rng is the scenario's random source: the long flows' starts, then the
+// web flows'.
+func (s Scenario) rng() *rand.Rand {
+	return rand.New(rand.NewPCG(s.Seed, 0x68696768626470)) // "highbdp"
+}
+
+// LongStarts is when each long flow starts, from the run's start: flow 0
+// at 0, the others at uniform times in [0, LongStartSpread) drawn from
+// the seed. Run uses exactly these (the ns-3 side by side hands them to
+// validation/ns3/highbdp.cc, so both simulators run the same instance).
+func (s Scenario) LongStarts() []time.Duration { return s.longStarts(s.rng()) }
+
+func (s Scenario) longStarts(rng *rand.Rand) []time.Duration {
+	starts := make([]time.Duration, s.Long)
+	for i := range starts {
+		if s.LongStartSpread > 0 {
+			starts[i] = time.Duration(rng.Int64N(int64(s.LongStartSpread)))
+		}
+		if i == 0 {
+			starts[i] = 0 // the traced long flow starts the run, as in the paper's figures
+		}
+	}
+	return starts
+}
+
 // Run runs the scenario on a fresh virtual clock.
 func (s Scenario) Run() (*Outcome, error) {
 	if err := s.check(); err != nil {
@@ -226,7 +251,8 @@ func (s Scenario) Run() (*Outcome, error) {
 	if s.SsthreshBytes > 0 {
 		ss = uint32(max(s.SsthreshBytes/mss, 2))
 	}
-	rng := rand.New(rand.NewPCG(s.Seed, 0x68696768626470)) // "highbdp"
+	rng := s.rng()
+	longStarts := s.longStarts(rng)
 	out := &Outcome{SlowStartEnd: -1}
 	total := s.Long + s.Short + s.Web
 	starts := make([]time.Duration, total)
@@ -236,12 +262,7 @@ func (s Scenario) Run() (*Outcome, error) {
 		var start time.Duration
 		switch {
 		case i < s.Long:
-			if s.LongStartSpread > 0 {
-				start = time.Duration(rng.Int64N(int64(s.LongStartSpread)))
-			}
-			if i == 0 {
-				start = 0 // the traced long flow starts the run, as in the paper's figures
-			}
+			start = longStarts[i]
 		case i < s.Long+s.Short:
 			start = time.Duration(s.ShortStart[i-s.Long] * float64(s.Duration))
 		default:

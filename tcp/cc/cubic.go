@@ -54,13 +54,28 @@ type Cubic struct {
 
 // CubicParams are tcp_cubic.c's module parameters that change behaviour,
 // each as "off" so that the zero value is Linux's default. ns-3 3.37's
-// TcpCubic has no Reno-friendly region: NoRenoFriendly reproduces it.
+// TcpCubic has no Reno-friendly region: NoRenoFriendly reproduces it;
+// NS3HyStart reproduces its HyStart.
 type CubicParams struct {
 	NoFastConvergence bool  // fast_convergence=0
 	NoRenoFriendly    bool  // tcp_friendliness=0
 	NoHyStart         bool  // hystart=0
 	HyStartDetect     uint8 // hystart_detect: 1 ACK train, 2 delay; 0 = both (Linux's 3)
+	// NS3HyStart runs HyStart with ns-3 3.37's thresholds (tcp-cubic.cc
+	// HystartUpdate, HystartDelayThresh, PktsAcked), for comparisons with
+	// ns-3 only: the ACK train must span the whole minimum delay (Linux:
+	// half of it, plus the TSO/GRO cushion), the round's RTT must exceed
+	// the minimum by clamp(delay_min, 4 ms, 1 s) (Linux: delay_min/8
+	// clamped to [4, 16] ms), so in effect double; and delay samples are
+	// discarded for CubicDelta = 10 ms after an epoch starts (Linux: 1 s).
+	NS3HyStart bool
 }
+
+// ns-3 3.37 TcpCubic's defaults (HyStartDelayMax, CubicDelta).
+const (
+	ns3HyStartDelayMax = time.Second
+	ns3CubicDelta      = 10 * time.Millisecond
+)
 
 func init() { register("cubic", func() Algorithm { return &Cubic{} }) }
 
@@ -238,7 +253,11 @@ func (a *Cubic) PktsAcked(c *Conn, s AckSample) {
 		return // Karn: no sample
 	}
 	// Discard delay samples right after a reduction.
-	if a.epochStarted && c.Now.Sub(a.epochStart) < time.Second {
+	discard := time.Second
+	if a.Params.NS3HyStart {
+		discard = ns3CubicDelta
+	}
+	if a.epochStarted && c.Now.Sub(a.epochStart) < discard {
 		return
 	}
 	delay := max(s.RTT, time.Microsecond)
@@ -270,6 +289,9 @@ func (a *Cubic) hystartUpdate(c *Conn, delay time.Duration) {
 		if c.PacingRate == 0 {
 			threshold /= 2
 		}
+		if a.Params.NS3HyStart {
+			threshold = a.delayMin
+		}
 		if c.Now.Sub(a.roundStart) > threshold {
 			a.found = true
 			c.Ssthresh = c.Cwnd
@@ -279,12 +301,17 @@ func (a *Cubic) hystartUpdate(c *Conn, delay time.Duration) {
 	if detect&hystartDelay == 0 {
 		return
 	}
-	if a.currRTT > delay {
+	// ns-3 takes the minimum over the first samples only; Linux over all.
+	if a.currRTT > delay && (!a.Params.NS3HyStart || a.sampleCnt < hystartMinSamples) {
 		a.currRTT = delay
+	}
+	thresh := min(max(a.delayMin/8, hystartDelayMin), hystartDelayMax)
+	if a.Params.NS3HyStart {
+		thresh = min(max(a.delayMin, hystartDelayMin), ns3HyStartDelayMax)
 	}
 	if a.sampleCnt < hystartMinSamples {
 		a.sampleCnt++
-	} else if a.currRTT > a.delayMin+min(max(a.delayMin/8, hystartDelayMin), hystartDelayMax) {
+	} else if a.currRTT > a.delayMin+thresh {
 		a.found = true
 		c.Ssthresh = c.Cwnd
 	}

@@ -253,3 +253,45 @@ func TestCubicParams(t *testing.T) {
 		}
 	}
 }
+
+// NS3HyStart: ns-3 3.37's thresholds. An ACK train spanning 15 ms of a
+// 20 ms minimum delay ends Linux's slow start (half the delay) but not
+// ns-3's (the whole delay); a 6 ms rise of a 40 ms RTT ends Linux's
+// (threshold 5 ms) but not ns-3's (40 ms), which a doubling does.
+func TestCubicNS3HyStart(t *testing.T) {
+	train := func(params CubicParams) bool {
+		p := newPipeWith(&Cubic{Params: params}, 16)
+		rtt := 20 * time.Millisecond
+		p.round(rtt) // delay_min 20 ms
+		for range 15 {
+			p.c.Now = p.c.Now.Add(time.Millisecond)
+			p.ack(1, rtt)
+		}
+		return p.c.InSlowStart()
+	}
+	if train(CubicParams{}) {
+		t.Fatal("Linux HyStart: a 15 ms ACK train at delay_min 20 ms did not end slow start")
+	}
+	if !train(CubicParams{NS3HyStart: true}) {
+		t.Fatal("ns-3 HyStart: a 15 ms ACK train at delay_min 20 ms ended slow start")
+	}
+	rise := func(params CubicParams, extra time.Duration) bool {
+		p := newPipeWith(&Cubic{Params: params}, 10)
+		base := 40 * time.Millisecond
+		for p.c.Cwnd < 32 {
+			p.roundSparse(base)
+		}
+		p.roundSparse(base + extra)
+		p.roundSparse(base + extra)
+		return p.c.InSlowStart()
+	}
+	if rise(CubicParams{}, 6*time.Millisecond) {
+		t.Fatal("Linux HyStart: a 6 ms rise did not end slow start")
+	}
+	if !rise(CubicParams{NS3HyStart: true}, 6*time.Millisecond) {
+		t.Fatal("ns-3 HyStart: a 6 ms rise of 40 ms ended slow start")
+	}
+	if rise(CubicParams{NS3HyStart: true}, 41*time.Millisecond) {
+		t.Fatal("ns-3 HyStart: a 41 ms rise of 40 ms did not end slow start")
+	}
+}

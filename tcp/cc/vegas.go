@@ -15,6 +15,22 @@ import "time"
 type Vegas struct {
 	Base
 	vegasState
+	// Params select a variant; the zero value is Linux's. Set them on an
+	// instance before Init (tcp.Config.Algorithm).
+	Params VegasParams
+}
+
+// VegasParams choose between Linux's tcp_vegas.c and ns-3 3.37's
+// TcpVegas where the two differ by design.
+type VegasParams struct {
+	// NS3 computes as ns-3 3.37's tcp-vegas.cc, for comparisons with ns-3
+	// only: diff = cwnd − ⌊cwnd·baseRTT/rtt⌋ (the queue over the round's
+	// RTT, not over baseRTT), and every reduction of the threshold,
+	// including a loss's (TcpVegas::GetSsThresh), is to
+	// max(min(ssthresh, cwnd−1), 2) rather than Reno's half. ns-3 also
+	// grows per ACK in slow start (TcpNewReno::SlowStart): that is the
+	// sender's tcp.Config.CountACKs, set alongside.
+	NS3 bool
 }
 
 // vegasState is the part YeAH shares (Linux's struct vegas).
@@ -86,7 +102,16 @@ func (a *Vegas) Event(c *Conn, e Event)         { a.event(c, e) }
 // SSThresh is Reno's.
 func (a *Vegas) SSThresh(c *Conn) uint32 {
 	a.Remember(c)
+	if a.Params.NS3 {
+		return ns3VegasSsthresh(c)
+	}
 	return max(c.Cwnd>>1, 2)
+}
+
+// ns3VegasSsthresh is TcpVegas::GetSsThresh: one segment below cwnd, or
+// the current threshold if lower.
+func ns3VegasSsthresh(c *Conn) uint32 {
+	return max(min(c.Ssthresh, c.Cwnd-1), 2)
 }
 
 func renoCongAvoid(c *Conn, acked uint32) {
@@ -118,16 +143,19 @@ func (a *Vegas) CongAvoid(c *Conn, acked uint32) {
 		rtt := uint64(a.minRTT)
 		target := uint64(c.Cwnd) * uint64(a.baseRTT) / rtt
 		diff := uint64(c.Cwnd) * (rtt - uint64(a.baseRTT)) / uint64(a.baseRTT)
+		if a.Params.NS3 {
+			diff = uint64(c.Cwnd) - target
+		}
 		switch {
 		case diff > vegasGamma && c.InSlowStart():
 			// Going too fast: match the actual rate and stop slow start.
 			c.Cwnd = min(c.Cwnd, uint32(target)+1)
-			c.Ssthresh = min(c.Ssthresh, c.Cwnd)
+			c.Ssthresh = a.lowerSsthresh(c)
 		case c.InSlowStart():
 			c.SlowStart(acked)
 		case diff > vegasBeta:
 			c.Cwnd--
-			c.Ssthresh = min(c.Ssthresh, c.Cwnd)
+			c.Ssthresh = a.lowerSsthresh(c)
 		case diff < vegasAlpha:
 			c.Cwnd++
 		}
@@ -140,3 +168,12 @@ func (a *Vegas) CongAvoid(c *Conn, acked uint32) {
 
 // BaseRTT reports the propagation-delay estimate (smallest RTT + 1 µs).
 func (a *Vegas) BaseRTT() time.Duration { return time.Duration(a.baseRTT) * time.Microsecond }
+
+// lowerSsthresh is the threshold after Vegas slows down: at most cwnd
+// (Linux), or ns-3's GetSsThresh.
+func (a *Vegas) lowerSsthresh(c *Conn) uint32 {
+	if a.Params.NS3 {
+		return ns3VegasSsthresh(c)
+	}
+	return min(c.Ssthresh, c.Cwnd)
+}

@@ -56,3 +56,49 @@ func TestVegasGrowsLinearlyWithoutQueue(t *testing.T) {
 		t.Fatalf("base RTT %v", got)
 	}
 }
+
+// VegasParams.NS3: ns-3 3.37's TcpVegas. A loss lowers the threshold to
+// one segment below the window (TcpVegas::GetSsThresh), not Reno's half;
+// and diff is the queue over the round's RTT: 40 segments at a 50 ms RTT
+// over a 40 ms base queue 8 (ns-3) or 10 (Linux), both above beta, while
+// 24 segments at 44 ms queue 2 (ns-3: hold) or 2.4 → 2 (Linux: hold).
+func TestVegasNS3(t *testing.T) {
+	c := &Conn{Cwnd: 40, Ssthresh: InfiniteSsthresh, MSS: 1000}
+	if got := (&Vegas{Params: VegasParams{NS3: true}}).SSThresh(c); got != 39 {
+		t.Fatalf("ns-3 Vegas loss threshold %d at cwnd 40, want 39", got)
+	}
+	if got := (&Vegas{}).SSThresh(c); got != 20 {
+		t.Fatalf("Linux Vegas loss threshold %d at cwnd 40, want 20", got)
+	}
+	c.Ssthresh = 30
+	if got := (&Vegas{Params: VegasParams{NS3: true}}).SSThresh(c); got != 30 {
+		t.Fatalf("ns-3 Vegas loss threshold %d at cwnd 40, ssthresh 30: want 30", got)
+	}
+
+	// Above ssthresh, once per round, the window shrinks by one when diff
+	// > beta (4). 30 segments at 46.5 ms over a 40 ms base: ns-3's diff is
+	// 30 − ⌊30·40/46.5⌋ = 5 (shrink), Linux's ⌊30·6.5/40⌋ = 4 (hold).
+	round := func(params VegasParams, cwnd uint32, base, rtt time.Duration) uint32 {
+		p := newPipeWith(&Vegas{Params: params}, cwnd)
+		p.c.Ssthresh = 2
+		p.roundSparse(base) // base RTT; also the first round's decision
+		p.c.Cwnd = cwnd
+		p.sync()
+		v := p.a.(*Vegas)
+		v.begSndNxt = p.c.SndNxt
+		v.cntRTT, v.minRTT = 0, vegasNoRTT
+		// One ACK past the round's right edge ends it.
+		for range cwnd + 1 {
+			p.c.Now = p.c.Now.Add(3 * time.Millisecond)
+			p.ack(1, rtt)
+		}
+		return p.c.Cwnd
+	}
+	base := 40 * time.Millisecond
+	if got := round(VegasParams{NS3: true}, 30, base, 46500*time.Microsecond); got != 29 {
+		t.Fatalf("ns-3 Vegas: 30 segments at 46.5 ms over 40 ms: cwnd %d, want 29 (diff 5 > beta)", got)
+	}
+	if got := round(VegasParams{}, 30, base, 46500*time.Microsecond); got != 30 {
+		t.Fatalf("Linux Vegas: 30 segments at 46.5 ms over 40 ms: cwnd %d, want 30 (diff 4 holds)", got)
+	}
+}

@@ -46,6 +46,13 @@ type Config struct {
 	NoSACK, NoTimestamps, NoFRTO bool
 	// CountACKs is tcp.Config.CountACKs (ns-3's per-ACK window growth).
 	CountACKs bool
+	// NS3Semantics runs each algorithm as ns-3 3.37 implements it where
+	// ns-3's differs from Linux's by design, for comparisons with ns-3:
+	// newreno and vegas count ACKs (CountACKs, TcpNewReno's per-ACK
+	// growth), cubic has no Reno-friendly region and ns-3's HyStart
+	// (cc.CubicParams), vegas ns-3's diff and thresholds (cc.VegasParams).
+	// BBR and the others are unchanged: ns-3's grow as Linux's do.
+	NS3Semantics bool
 	// Buffer is each endpoint's send and receive buffer in bytes; 0: 4 MiB.
 	Buffer int
 	// StartGap is the time between flow starts; 0: 100 ms.
@@ -258,6 +265,10 @@ func Run(cfg Config) (*Result, error) {
 		}
 		tc.SACK, tc.Timestamps, tc.FRTO = !cfg.NoSACK, !cfg.NoTimestamps, !cfg.NoFRTO
 		tc.CountACKs = cfg.CountACKs
+		if cfg.NS3Semantics {
+			tc.Algorithm = ns3Algorithm(algo)
+			tc.CountACKs = tc.CountACKs || algo == "newreno" || algo == "vegas"
+		}
 		tc.MSS = cfg.Segment
 		if tc.Timestamps {
 			tc.MSS += 12
@@ -375,4 +386,16 @@ func Jain(x []float64) float64 {
 		return 0
 	}
 	return s * s / (float64(len(x)) * s2)
+}
+
+// ns3Algorithm is Config.NS3Semantics' instance of algo, or nil where
+// ours already computes as ns-3's does.
+func ns3Algorithm(algo string) cc.Algorithm {
+	switch algo {
+	case "cubic":
+		return &cc.Cubic{Params: cc.CubicParams{NoRenoFriendly: true, NS3HyStart: true}}
+	case "vegas":
+		return &cc.Vegas{Params: cc.VegasParams{NS3: true}}
+	}
+	return nil
 }

@@ -10,5 +10,5 @@ if ! pkg-config --exists ns3-core; then
 	exit 1
 fi
 # shellcheck disable=SC2046
-g++ -O2 -std=c++17 "$here/highbdp.cc" -o "$out/highbdp" $(pkg-config --cflags --libs ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications ns3-traffic-control)
+g++ -O2 -std=c++17 -I"$here" "$here/highbdp.cc" -o "$out/highbdp" $(pkg-config --cflags --libs ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications ns3-traffic-control)
 echo "$out/highbdp"

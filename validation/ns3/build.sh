@@ -11,5 +11,5 @@ if ! pkg-config --exists ns3-core; then
 	exit 1
 fi
 # shellcheck disable=SC2046
-g++ -O2 -std=c++17 "$here/dumbbell.cc" -o "$out/dumbbell" $(pkg-config --cflags --libs ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications ns3-traffic-control ns3-flow-monitor)
+g++ -O2 -std=c++17 -I"$here" "$here/dumbbell.cc" -o "$out/dumbbell" $(pkg-config --cflags --libs ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications ns3-traffic-control ns3-flow-monitor)
 echo "$out/dumbbell"

@@ -13,12 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ns3/applications-module.h"
-#include "ns3/core-module.h"
-#include "ns3/internet-module.h"
-#include "ns3/network-module.h"
-#include "ns3/point-to-point-module.h"
-#include "ns3/traffic-control-module.h"
+#include "common.h"
 
 using namespace ns3;
 
@@ -98,93 +93,45 @@ int main(int argc, char *argv[]) {
   RngSeedManager::SetRun(seed);
 
   // Defaults that differ between ns-3 and us, set the same on both sides.
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TypeId::LookupByName(TcpType(cc))));
-  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segment));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(buffer));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(buffer));
-  Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delack ? 2 : 1));
-  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
-  Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(Seconds(3)));
-  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
-  Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(1)));
-  Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-  Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
-  Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
-  Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false)); // we have none
+  pcong::TcpDefaults td;
+  td.socketType = TcpType(cc);
+  td.segment = segment;
+  td.buffer = buffer;
+  td.delack = delack;
+  td.minRto = Seconds(minRto);
+  pcong::SetTcpDefaults(td);
   Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(ecn ? TcpSocketState::On : TcpSocketState::Off));
   if (cc == "bbr") Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(true));
   if (cc == "dctcp") Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(TcpSocketState::On));
 
-  NodeContainer senders, receivers, routers;
-  senders.Create(flows);
-  receivers.Create(flows);
-  routers.Create(2);
-  InternetStackHelper stack;
-  stack.InstallAll();
-
-  Time accessDelay = MicroSeconds(int64_t(rttMs * 1000 / 8));
-  Time bneckDelay = MicroSeconds(int64_t(rttMs * 1000 / 2)) - accessDelay - accessDelay;
-  PointToPointHelper acc;
-  acc.SetDeviceAttribute("DataRate", StringValue(access));
-  acc.SetChannelAttribute("Delay", TimeValue(accessDelay));
-  acc.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("10000p"));
-  PointToPointHelper bn;
-  bn.SetDeviceAttribute("DataRate", StringValue(bottleneck));
-  bn.SetChannelAttribute("Delay", TimeValue(bneckDelay));
-  bn.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p")); // the qdisc holds the queue
-
-  Ipv4AddressHelper addr;
-  NetDeviceContainer core = bn.Install(routers.Get(0), routers.Get(1));
-  TrafficControlHelper tch;
+  pcong::DumbbellSpec spec;
+  spec.flows = flows;
+  spec.accessRate = access;
+  spec.accessDelay = MicroSeconds(int64_t(rttMs * 1000 / 8));
+  spec.bottleneckRate = bottleneck;
+  spec.bottleneckDelay = MicroSeconds(int64_t(rttMs * 1000 / 2)) - spec.accessDelay - spec.accessDelay;
+  spec.reversePackets = std::max(queue, 1000u);
   if (qdisc == "droptail") {
-    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(queue) + "p"));
+    spec.fwd.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(queue) + "p"));
   } else if (qdisc == "red") {
-    tch.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", StringValue(std::to_string(queue) + "p"),
-                         "MinTh", DoubleValue(std::max(queue / 4.0, 1.0)), "MaxTh", DoubleValue(std::max(queue * 3 / 4.0, 2.0)),
-                         "LInterm", DoubleValue(10), "QW", DoubleValue(qw), "MeanPktSize", UintegerValue(segment + 52),
-                         "LinkBandwidth", StringValue(bottleneck), "LinkDelay", TimeValue(bneckDelay),
-                         "UseEcn", BooleanValue(true), "UseHardDrop", BooleanValue(false), "Gentle", BooleanValue(false));
+    spec.fwd.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", StringValue(std::to_string(queue) + "p"),
+                              "MinTh", DoubleValue(std::max(queue / 4.0, 1.0)), "MaxTh", DoubleValue(std::max(queue * 3 / 4.0, 2.0)),
+                              "LInterm", DoubleValue(10), "QW", DoubleValue(qw), "MeanPktSize", UintegerValue(segment + 52),
+                              "LinkBandwidth", StringValue(bottleneck), "LinkDelay", TimeValue(spec.bottleneckDelay),
+                              "UseEcn", BooleanValue(true), "UseHardDrop", BooleanValue(false), "Gentle", BooleanValue(false));
   } else {
     std::fprintf(stderr, "unknown qdisc %s\n", qdisc.c_str());
     return 2;
   }
-  // Before the addresses: Ipv4AddressHelper::Assign installs a default
-  // qdisc on a device that has none.
-  tch.Install(core.Get(0));
-  TrafficControlHelper big;
-  big.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(std::max(queue, 1000u)) + "p"));
-  big.Install(core.Get(1));
-  addr.SetBase("10.0.0.0", "255.255.255.0");
-  addr.Assign(core);
-  std::vector<Ipv4Address> rcvAddr;
-  for (uint32_t i = 0; i < flows; i++) {
-    NetDeviceContainer a = acc.Install(senders.Get(i), routers.Get(0));
-    NetDeviceContainer b = acc.Install(routers.Get(1), receivers.Get(i));
-    std::string n1 = "10.1." + std::to_string(i) + ".0", n2 = "10.2." + std::to_string(i) + ".0";
-    addr.SetBase(n1.c_str(), "255.255.255.0");
-    addr.Assign(a);
-    addr.SetBase(n2.c_str(), "255.255.255.0");
-    Ipv4InterfaceContainer ib = addr.Assign(b);
-    rcvAddr.push_back(ib.GetAddress(1));
-  }
-  Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+  pcong::Dumbbell d = pcong::BuildDumbbell(spec);
 
   g_stats.resize(flows);
   std::vector<Ptr<PacketSink>> sinks;
   for (uint32_t i = 0; i < flows; i++) {
-    uint16_t port = 5001;
-    PacketSinkHelper sh("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
-    ApplicationContainer sa = sh.Install(receivers.Get(i));
-    sa.Start(Seconds(0));
-    sinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
-    BulkSendHelper bh("ns3::TcpSocketFactory", InetSocketAddress(rcvAddr[i], port));
-    bh.SetAttribute("MaxBytes", UintegerValue(0));
-    bh.SetAttribute("SendSize", UintegerValue(segment));
-    ApplicationContainer ba = bh.Install(senders.Get(i));
     Time start = MilliSeconds(100 * i);
-    ba.Start(start);
-    Simulator::Schedule(start + NanoSeconds(1), &Hook, i, DynamicCast<BulkSendApplication>(ba.Get(0)));
+    pcong::Bulk b = pcong::InstallBulk(d, i, segment, start, 0);
+    sinks.push_back(b.sink);
+    Simulator::Schedule(start + NanoSeconds(1), &Hook, i, b.app);
   }
 
   auto wall0 = std::chrono::steady_clock::now();

@@ -2,7 +2,8 @@
 // ns-3 3.37, for the side-by-side check in docs/high-bdp.md.
 //
 // 10 long bulk flows (flow 0 at t = 0, the others at uniform random times
-// in [0, 5 s)), 3 short bulk transfers of share·capacity·duration bytes at
+// in [0, 5 s), or at --starts: ours' times, so that both simulators run
+// the same instance), 3 short bulk transfers of share·capacity·duration bytes at
 // 0.2, 0.4, 0.6 of the run, each on its own 1 Gbit/s access links (2 ms)
 // to r1 -> bottleneck (53 ms, DropTail of --queue packets) -> r2: base RTT
 // 2·(2·2 + 53) = 114 ms. TcpNewReno (ns-3's per-ACK growth, as ns-2's),
@@ -18,12 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "ns3/applications-module.h"
-#include "ns3/core-module.h"
-#include "ns3/internet-module.h"
-#include "ns3/network-module.h"
-#include "ns3/point-to-point-module.h"
-#include "ns3/traffic-control-module.h"
+#include "common.h"
 
 using namespace ns3;
 
@@ -43,89 +39,61 @@ int main(int argc, char *argv[]) {
   cmd.AddValue("delack", "delayed ACKs", delack);
   cmd.AddValue("seed", "RNG run number", seed);
   cmd.AddValue("shareScale", "multiplies the short flows' sizes", shareScale);
+  std::string starts;
+  cmd.AddValue("starts", "comma-separated start times (s) of the long flows, instead of ns-3's draws (ours: Scenario.LongStarts)", starts);
   cmd.Parse(argc, argv);
   RngSeedManager::SetRun(seed);
 
   const uint32_t segment = 1460, nLong = 10, nShort = 3;
   const double shortShare[nShort] = {0.005, 0.01, 0.015}, shortStart[nShort] = {0.2, 0.4, 0.6};
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
-  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segment));
   DataRate br(bottleneck);
   double bdpBytes = br.GetBitRate() * 0.114 / 8;
-  uint32_t buf = std::max<uint32_t>(4 << 20, uint32_t(2 * bdpBytes));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(buf));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(buf));
-  Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(2));
-  Config::SetDefault("ns3::TcpSocket::InitialSlowStartThreshold", UintegerValue(65535));
-  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delack ? 2 : 1));
-  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(100)));
-  Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(Seconds(3)));
-  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
-  Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(1)));
-  Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(false));
-  Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-  Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
-  Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false));
+  pcong::TcpDefaults td;
+  td.socketType = "ns3::TcpNewReno";
+  td.segment = segment;
+  td.buffer = std::max<uint32_t>(4 << 20, uint32_t(2 * bdpBytes));
+  td.initialCwnd = 2;
+  td.initialSsthresh = 65535;
+  td.delack = delack;
+  td.delackTimeout = MilliSeconds(100);
+  td.minRto = MilliSeconds(200);
+  td.sack = td.timestamps = false;
+  pcong::SetTcpDefaults(td);
 
-  uint32_t flows = nLong + nShort;
-  NodeContainer senders, receivers, routers;
-  senders.Create(flows);
-  receivers.Create(flows);
-  routers.Create(2);
-  InternetStackHelper stack;
-  stack.InstallAll();
+  pcong::DumbbellSpec spec;
+  spec.flows = nLong + nShort;
+  spec.accessDelay = MilliSeconds(2);
+  spec.bottleneckRate = bottleneck;
+  spec.bottleneckDelay = MilliSeconds(53);
+  spec.fwd.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(queue) + "p"));
+  spec.reversePackets = 100000;
+  pcong::Dumbbell d = pcong::BuildDumbbell(spec);
+  d.core.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&OnBneckTx));
 
-  PointToPointHelper acc;
-  acc.SetDeviceAttribute("DataRate", StringValue("1Gbps"));
-  acc.SetChannelAttribute("Delay", TimeValue(MilliSeconds(2)));
-  acc.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("10000p"));
-  PointToPointHelper bn;
-  bn.SetDeviceAttribute("DataRate", StringValue(bottleneck));
-  bn.SetChannelAttribute("Delay", TimeValue(MilliSeconds(53)));
-  bn.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p")); // the qdisc holds the queue
-
-  NetDeviceContainer core = bn.Install(routers.Get(0), routers.Get(1));
-  TrafficControlHelper tch;
-  tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(queue) + "p"));
-  tch.Install(core.Get(0));
-  TrafficControlHelper big;
-  big.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue("100000p"));
-  big.Install(core.Get(1));
-  core.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&OnBneckTx));
-  Ipv4AddressHelper addr;
-  addr.SetBase("10.0.0.0", "255.255.255.0");
-  addr.Assign(core);
-  std::vector<Ipv4Address> rcvAddr;
-  for (uint32_t i = 0; i < flows; i++) {
-    NetDeviceContainer a = acc.Install(senders.Get(i), routers.Get(0));
-    NetDeviceContainer b = acc.Install(routers.Get(1), receivers.Get(i));
-    std::string n1 = "10.1." + std::to_string(i) + ".0", n2 = "10.2." + std::to_string(i) + ".0";
-    addr.SetBase(n1.c_str(), "255.255.255.0");
-    addr.Assign(a);
-    addr.SetBase(n2.c_str(), "255.255.255.0");
-    rcvAddr.push_back(addr.Assign(b).GetAddress(1));
+  // The draws happen either way, so that --starts changes nothing else.
+  std::vector<double> given;
+  for (size_t p = 0; p < starts.size();) {
+    size_t q = starts.find(',', p);
+    if (q == std::string::npos) q = starts.size();
+    given.push_back(std::stod(starts.substr(p, q - p)));
+    p = q + 1;
   }
-  Ipv4GlobalRoutingHelper::PopulateRoutingTables();
-
+  if (!given.empty() && given.size() != nLong) {
+    std::fprintf(stderr, "--starts: want %u values, got %zu\n", nLong, given.size());
+    return 2;
+  }
   Ptr<UniformRandomVariable> u = CreateObject<UniformRandomVariable>();
   std::vector<Ptr<PacketSink>> sinks;
-  for (uint32_t i = 0; i < flows; i++) {
-    PacketSinkHelper sh("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 5001));
-    ApplicationContainer sa = sh.Install(receivers.Get(i));
-    sa.Start(Seconds(0));
-    sinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
-    BulkSendHelper bh("ns3::TcpSocketFactory", InetSocketAddress(rcvAddr[i], 5001));
-    bh.SetAttribute("SendSize", UintegerValue(segment));
+  for (uint32_t i = 0; i < spec.flows; i++) {
     double start = 0;
     uint64_t maxBytes = 0;
     if (i > 0 && i < nLong) start = u->GetValue(0, 5);
+    if (i < nLong && i < given.size()) start = given[i];
     if (i >= nLong) {
       start = shortStart[i - nLong] * duration;
       maxBytes = uint64_t(br.GetBitRate() / 8.0 * duration * shortShare[i - nLong] * shareScale);
     }
-    bh.SetAttribute("MaxBytes", UintegerValue(maxBytes));
-    ApplicationContainer ba = bh.Install(senders.Get(i));
-    ba.Start(Seconds(start));
+    sinks.push_back(pcong::InstallBulk(d, i, segment, Seconds(start), maxBytes).sink);
   }
 
   auto wall0 = std::chrono::steady_clock::now();

@@ -13,12 +13,14 @@ import (
 // check the summary's values; the full grid is
 // `go run ./cmd/pseudocong mptcp grid` (docs/mptcp.md).
 
-var (
-	gridOnce sync.Once
-	gridRes  *Result
-	gridVals map[string]float64
-	gridErr  error
-)
+// reduced runs the reduced grid once for every test that asks for it.
+var reduced = sync.OnceValues(func() (*Result, error) {
+	s, err := Load("mptcp")
+	if err != nil {
+		return nil, err
+	}
+	return Run(context.Background(), s.Reduce(), 2)
+})
 
 func reducedGrid(t *testing.T) (*Result, map[string]float64) {
 	t.Helper()
@@ -27,21 +29,11 @@ func reducedGrid(t *testing.T) (*Result, map[string]float64) {
 		// shared state worth racing on: the integration phase runs it.
 		t.Skip("runs the reduced mptcp grid (about 10 s of CPU)")
 	}
-	gridOnce.Do(func() {
-		s, err := Load("mptcp")
-		if err != nil {
-			gridErr = err
-			return
-		}
-		gridRes, gridErr = Run(context.Background(), s.Reduce(), 2)
-		if gridErr == nil {
-			gridVals = gridRes.Values()
-		}
-	})
-	if gridErr != nil {
-		t.Fatal(gridErr)
+	res, err := reduced()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return gridRes, gridVals
+	return res, res.Values()
 }
 
 func key(metric, policy string, d [2]int, loss, buf int) string {

@@ -14,33 +14,25 @@ import (
 // asserts what holds instead; docs/vcc.md gives the numbers and causes.
 // The full grid is `go run ./cmd/pseudocong vcc grid` (docs/vcc.md).
 
-var (
-	gridOnce sync.Once
-	gridRes  *Result
-	gridVals map[string]float64
-	gridErr  error
-)
+// reduced runs the reduced grid once for every test that asks for it.
+var reduced = sync.OnceValues(func() (*Result, error) {
+	s, err := Load("vcc")
+	if err != nil {
+		return nil, err
+	}
+	return Run(context.Background(), s.Reduce(), 2)
+})
 
 func reducedGrid(t *testing.T) (*Result, map[string]float64) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the reduced vcc grid (about 15 s of CPU; minutes under -race)")
 	}
-	gridOnce.Do(func() {
-		s, err := Load("vcc")
-		if err != nil {
-			gridErr = err
-			return
-		}
-		gridRes, gridErr = Run(context.Background(), s.Reduce(), 2)
-		if gridErr == nil {
-			gridVals = gridRes.Values()
-		}
-	})
-	if gridErr != nil {
-		t.Fatal(gridErr)
+	res, err := reduced()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return gridRes, gridVals
+	return res, res.Values()
 }
 
 func val(t *testing.T, vals map[string]float64, cell, metric, side string) float64 {

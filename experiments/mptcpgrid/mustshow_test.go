@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
 	"testing"
+
+	"github.com/pseudocong/pseudocong/experiments/grid/gridtest"
 )
 
 // The tests run the spec's reduced grid (experiments/mptcpgrid/specs/mptcp.yaml, built in as "mptcp";
@@ -13,8 +14,9 @@ import (
 // check the summary's values; the full grid is
 // `go run ./cmd/pseudocong mptcp grid` (docs/mptcp.md).
 
-// reduced runs the reduced grid once for every test that asks for it.
-var reduced = sync.OnceValues(func() (*Result, error) {
+// reduced skips under -short: minutes under the race detector, and no
+// shared state worth racing on; the integration phase runs it.
+var reduced = gridtest.Once("runs the reduced mptcp grid (about 10 s of CPU)", func() (*Result, error) {
 	s, err := Load("mptcp")
 	if err != nil {
 		return nil, err
@@ -24,15 +26,7 @@ var reduced = sync.OnceValues(func() (*Result, error) {
 
 func reducedGrid(t *testing.T) (*Result, map[string]float64) {
 	t.Helper()
-	if testing.Short() {
-		// Minutes under the race detector; one goroutine per cell and no
-		// shared state worth racing on: the integration phase runs it.
-		t.Skip("runs the reduced mptcp grid (about 10 s of CPU)")
-	}
-	res, err := reduced()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := reduced(t)
 	return res, res.Values()
 }
 

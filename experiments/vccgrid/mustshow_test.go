@@ -3,8 +3,9 @@ package vccgrid
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
+
+	"github.com/pseudocong/pseudocong/experiments/grid/gridtest"
 )
 
 // The tests run the spec's reduced grid (specs/vcc.yaml, built in as
@@ -14,8 +15,7 @@ import (
 // asserts what holds instead; docs/vcc.md gives the numbers and causes.
 // The full grid is `go run ./cmd/pseudocong vcc grid` (docs/vcc.md).
 
-// reduced runs the reduced grid once for every test that asks for it.
-var reduced = sync.OnceValues(func() (*Result, error) {
+var reduced = gridtest.Once("runs the reduced vcc grid (about 15 s of CPU; minutes under -race)", func() (*Result, error) {
 	s, err := Load("vcc")
 	if err != nil {
 		return nil, err
@@ -25,13 +25,7 @@ var reduced = sync.OnceValues(func() (*Result, error) {
 
 func reducedGrid(t *testing.T) (*Result, map[string]float64) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs the reduced vcc grid (about 15 s of CPU; minutes under -race)")
-	}
-	res, err := reduced()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := reduced(t)
 	return res, res.Values()
 }
 

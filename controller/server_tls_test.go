@@ -2,80 +2,13 @@ package controller
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"log/slog"
-	"math/big"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/pseudocong/pseudocong/internal/testpki"
 	"github.com/pseudocong/pseudocong/openflow"
 )
-
-// testCert is a certificate and key written as PEM files, able to sign
-// others when it is a CA.
-type testCert struct {
-	cert              *x509.Certificate
-	key               *ecdsa.PrivateKey
-	certFile, keyFile string
-}
-
-// newTestCert creates a certificate for cn, signed by parent (nil:
-// self-signed), a CA if isCA.
-func newTestCert(t *testing.T, cn string, parent *testCert, isCA bool) *testCert {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	if isCA {
-		tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign
-	}
-	signer, signerKey := tmpl, key
-	if parent != nil {
-		signer, signerKey = parent.cert, parent.key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	c := &testCert{cert: cert, key: key, certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem")}
-	for file, block := range map[string]*pem.Block{
-		c.certFile: {Type: "CERTIFICATE", Bytes: der}, c.keyFile: {Type: "EC PRIVATE KEY", Bytes: kder},
-	} {
-		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return c
-}
 
 // TestServerTLSLogsWhyACertificateIsRefused: a switch whose certificate is
 // from another CA, or self-signed, is logged by the controller with that
@@ -83,17 +16,16 @@ func newTestCert(t *testing.T, cn string, parent *testCert, isCA bool) *testCert
 // certificate; one without a certificate is logged as such; a switch with
 // a good certificate connects.
 func TestServerTLSLogsWhyACertificateIsRefused(t *testing.T) {
-	ca := newTestCert(t, "pseudocong CA", nil, true)
-	ctlCert := newTestCert(t, "controller", ca, false)
-	good := newTestCert(t, "good switch", ca, false)
-	otherCA := newTestCert(t, "other CA", nil, true)
-	stranger := newTestCert(t, "stranger", otherCA, false)
-	lonely := newTestCert(t, "lonely", nil, false)
+	ca := testpki.NewCA(t, "pseudocong CA")
+	ctlCert := ca.Issue(t, "controller")
+	good := ca.Issue(t, "good switch")
+	stranger := testpki.NewCA(t, "other CA").Issue(t, "stranger")
+	lonely := testpki.SelfSigned(t, "lonely")
 
 	logs := newLogRecorder()
 	metrics := mustMetrics(t)
 	core := NewCore(Config{App: NewReactive(ReactiveConfig{}), Metrics: metrics})
-	ln, err := openflow.Listen("pssl:0:127.0.0.1", &openflow.TLSConfig{CertFile: ctlCert.certFile, KeyFile: ctlCert.keyFile, CAFile: ca.certFile})
+	ln, err := openflow.Listen("pssl:0:127.0.0.1", &openflow.TLSConfig{CertFile: ctlCert.CertFile, KeyFile: ctlCert.KeyFile, CAFile: ca.CertFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,20 +43,20 @@ func TestServerTLSLogsWhyACertificateIsRefused(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		cert   *testCert // nil: no certificate
-		wantIn []string  // all in one "switch connection ended" record
+		cert   *testpki.Pair // nil: no certificate
+		wantIn []string      // all in one "switch connection ended" record
 	}{
-		{"certificate from another CA", stranger,
+		{"certificate from another CA", &stranger,
 			[]string{`client certificate "CN=stranger" (issuer "CN=other CA")`, `not signed by the configured CA "CN=pseudocong CA"`, "unknown authority"}},
-		{"self-signed certificate", lonely,
+		{"self-signed certificate", &lonely,
 			[]string{`client certificate "CN=lonely" (issuer "CN=lonely", self-signed)`, "not signed by the configured CA", "unknown authority"}},
 		{"no certificate", nil, []string{"didn't provide a certificate"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := &openflow.TLSConfig{CAFile: ca.certFile}
+			cfg := &openflow.TLSConfig{CAFile: ca.CertFile}
 			if tc.cert != nil {
-				cfg.CertFile, cfg.KeyFile = tc.cert.certFile, tc.cert.keyFile
+				cfg.CertFile, cfg.KeyFile = tc.cert.CertFile, tc.cert.KeyFile
 			}
 			dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second) // generous: busy machine
 			defer dcancel()
@@ -157,7 +89,7 @@ func TestServerTLSLogsWhyACertificateIsRefused(t *testing.T) {
 		dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer dcancel()
 		nc, err := openflow.Dial(dctx, "ssl:"+ln.Addr().String(),
-			&openflow.TLSConfig{CertFile: good.certFile, KeyFile: good.keyFile, CAFile: ca.certFile})
+			&openflow.TLSConfig{CertFile: good.CertFile, KeyFile: good.KeyFile, CAFile: ca.CertFile})
 		if err != nil {
 			t.Fatal(err)
 		}

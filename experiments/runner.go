@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/pseudocong/pseudocong/experiments/sim"
+	"github.com/pseudocong/pseudocong/internal/workpool"
 	"github.com/pseudocong/pseudocong/netsim"
 	"github.com/pseudocong/pseudocong/probes"
 	"github.com/pseudocong/pseudocong/profile"
@@ -246,61 +245,30 @@ func grid(spec *Spec) []Cell {
 // runCells simulates the cells on a pool of workers. Each cell is a pure
 // function of its scenario, so the pool changes only the wall time.
 func runCells(ctx context.Context, res *Result, spec *Spec, opts Options) error {
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+	pool := workpool.Options{Workers: opts.Workers}
+	if opts.Progress != nil {
+		pool.Progress = func(done, total, i int) { opts.Progress(done, total, res.Cells[i].Label()) }
 	}
-	total := len(res.Cells)
-	jobs := make(chan int)
-	errs := make([]error, total)
-	var (
-		mu   sync.Mutex
-		done int
-		wg   sync.WaitGroup
-	)
-	for range min(workers, total) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				c := &res.Cells[i]
-				c.Outcome, errs[i] = sim.Run(sim.Scenario{
-					Topology:          res.topologies[c.topologyName(spec)],
-					Kind:              sim.Kind(c.Exp.Kind),
-					Flows:             c.Exp.Flows,
-					Rate:              c.Rate,
-					BaseLoad:          c.BaseLoad,
-					Priority:          c.Priority,
-					Profile:           res.Profile,
-					ControllerService: spec.Controller.ServiceTime,
-					LinkLatency:       spec.Network.LinkLatency,
-					Timers:            res.Timers,
-					Seed:              res.Seed,
-					SeriesInterval:    res.series,
-				})
-				if errs[i] != nil {
-					errs[i] = fmt.Errorf("%s: %w", c.Label(), errs[i])
-				}
-				mu.Lock()
-				done++
-				if opts.Progress != nil {
-					opts.Progress(done, total, c.Label())
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	var canceled error
-feed:
-	for i := range res.Cells {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			canceled = ctx.Err()
-			break feed
+	return workpool.Run(ctx, len(res.Cells), pool, func(i int) error {
+		c := &res.Cells[i]
+		var err error
+		c.Outcome, err = sim.Run(sim.Scenario{
+			Topology:          res.topologies[c.topologyName(spec)],
+			Kind:              sim.Kind(c.Exp.Kind),
+			Flows:             c.Exp.Flows,
+			Rate:              c.Rate,
+			BaseLoad:          c.BaseLoad,
+			Priority:          c.Priority,
+			Profile:           res.Profile,
+			ControllerService: spec.Controller.ServiceTime,
+			LinkLatency:       spec.Network.LinkLatency,
+			Timers:            res.Timers,
+			Seed:              res.Seed,
+			SeriesInterval:    res.series,
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Label(), err)
 		}
-	}
-	close(jobs)
-	wg.Wait()
-	return errors.Join(append(errs, canceled)...)
+		return nil
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pseudocong/pseudocong/internal/testpki"
 )
 
 // TestInteropOvsOfctl runs Open vSwitch's ovs-ofctl (a strict OpenFlow
@@ -14,11 +16,10 @@ import (
 // round trip. Skipped where Open vSwitch is not installed.
 func TestInteropOvsOfctl(t *testing.T) {
 	requireCommand(t, "ovs-ofctl")
-	pki := newTestPKI(t, "interop CA")
-	srvCert, srvKey := pki.issue(t, "controller")
-	cliCert, cliKey := pki.issue(t, "ofctl")
-	srvTLS := &TLSConfig{CertFile: srvCert, KeyFile: srvKey, CAFile: pki.path("ca.pem")}
-	sslArgs := []string{"--private-key=" + cliKey, "--certificate=" + cliCert, "--ca-cert=" + pki.path("ca.pem")}
+	pki := testpki.NewCA(t, "interop CA")
+	srv, cli := pki.Issue(t, "controller"), pki.Issue(t, "ofctl")
+	srvTLS := &TLSConfig{CertFile: srv.CertFile, KeyFile: srv.KeyFile, CAFile: pki.CertFile}
+	sslArgs := []string{"--private-key=" + cli.KeyFile, "--certificate=" + cli.CertFile, "--ca-cert=" + pki.CertFile}
 
 	tests := []struct {
 		name    string

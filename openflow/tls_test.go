@@ -2,116 +2,37 @@ package openflow
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pseudocong/pseudocong/internal/testpki"
 )
 
-// testPKI writes PEM files for a CA and certificates it signs.
-type testPKI struct {
-	dir    string
-	caCert *x509.Certificate
-	caKey  *ecdsa.PrivateKey
-	serial int64
-}
-
-func newTestPKI(t *testing.T, name string) *testPKI {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	p := &testPKI{dir: t.TempDir(), caCert: cert, caKey: key, serial: 1}
-	writePEM(t, p.path("ca.pem"), "CERTIFICATE", der)
-	return p
-}
-
-func (p *testPKI) path(f string) string { return filepath.Join(p.dir, f) }
-
-// issue creates name-cert.pem and name-key.pem signed by the CA; like
-// ovs-pki certificates they carry no IP SAN.
-func (p *testPKI) issue(t *testing.T, name string) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(p.serial),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, &key.PublicKey, p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = p.path(name+"-cert.pem"), p.path(name+"-key.pem")
-	writePEM(t, certFile, "CERTIFICATE", der)
-	writePEM(t, keyFile, "EC PRIVATE KEY", kder)
-	return certFile, keyFile
-}
-
-func writePEM(t *testing.T, file, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestTLSMutualAuth(t *testing.T) {
-	pki := newTestPKI(t, "test CA")
-	srvCert, srvKey := pki.issue(t, "controller")
-	cliCert, cliKey := pki.issue(t, "switch")
-	other := newTestPKI(t, "other CA")
-	strangerCert, strangerKey := other.issue(t, "stranger")
-	fakeSrvCert, fakeSrvKey := other.issue(t, "impostor")
+	pki := testpki.NewCA(t, "test CA")
+	ca := pki.CertFile
+	srv, cli := pki.Issue(t, "controller"), pki.Issue(t, "switch")
+	other := testpki.NewCA(t, "other CA")
+	stranger, fakeSrv := other.Issue(t, "stranger"), other.Issue(t, "impostor")
 
-	serverCfg := &TLSConfig{CertFile: srvCert, KeyFile: srvKey, CAFile: pki.path("ca.pem")}
+	serverCfg := &TLSConfig{CertFile: srv.CertFile, KeyFile: srv.KeyFile, CAFile: ca}
 	tests := []struct {
 		name    string
 		server  *TLSConfig
 		client  *TLSConfig
 		wantErr bool
 	}{
-		{"mutual auth", serverCfg, &TLSConfig{CertFile: cliCert, KeyFile: cliKey, CAFile: pki.path("ca.pem")}, false},
-		{"client without certificate", serverCfg, &TLSConfig{CAFile: pki.path("ca.pem")}, true},
-		{"client signed by another CA", serverCfg, &TLSConfig{CertFile: strangerCert, KeyFile: strangerKey, CAFile: pki.path("ca.pem")}, true},
-		{"server signed by another CA", &TLSConfig{CertFile: fakeSrvCert, KeyFile: fakeSrvKey, CAFile: pki.path("ca.pem")},
-			&TLSConfig{CertFile: cliCert, KeyFile: cliKey, CAFile: pki.path("ca.pem")}, true},
-		{"no CA: server does not ask for a client certificate", &TLSConfig{CertFile: srvCert, KeyFile: srvKey},
-			&TLSConfig{CAFile: pki.path("ca.pem")}, false},
+		{"mutual auth", serverCfg, &TLSConfig{CertFile: cli.CertFile, KeyFile: cli.KeyFile, CAFile: ca}, false},
+		{"client without certificate", serverCfg, &TLSConfig{CAFile: ca}, true},
+		{"client signed by another CA", serverCfg, &TLSConfig{CertFile: stranger.CertFile, KeyFile: stranger.KeyFile, CAFile: ca}, true},
+		{"server signed by another CA", &TLSConfig{CertFile: fakeSrv.CertFile, KeyFile: fakeSrv.KeyFile, CAFile: ca},
+			&TLSConfig{CertFile: cli.CertFile, KeyFile: cli.KeyFile, CAFile: ca}, true},
+		{"no CA: server does not ask for a client certificate", &TLSConfig{CertFile: srv.CertFile, KeyFile: srv.KeyFile},
+			&TLSConfig{CAFile: ca}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,36 +103,6 @@ func tlsExchange(t *testing.T, server, client *TLSConfig) (cliErr, srvErr error)
 	return cliErr, <-srvErrc
 }
 
-// selfSigned writes a self-signed leaf certificate (not a CA) and its key.
-func selfSigned(t *testing.T, name string) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(7),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, name+"-cert.pem"), filepath.Join(dir, name+"-key.pem")
-	writePEM(t, certFile, "CERTIFICATE", der)
-	writePEM(t, keyFile, "EC PRIVATE KEY", kder)
-	return certFile, keyFile
-}
-
 // TestTLSRejectionSaysWhy: a certificate from another CA, or a self-signed
 // one, is reported as such, with its subject, its issuer and the
 // verification error, on whichever side rejects it; it used to be logged by
@@ -220,15 +111,13 @@ func selfSigned(t *testing.T, name string) (certFile, keyFile string) {
 // server verified nothing itself). A client without any certificate still
 // gets, and causes, a message that says so.
 func TestTLSRejectionSaysWhy(t *testing.T) {
-	pki := newTestPKI(t, "test CA")
-	ca := pki.path("ca.pem")
-	srvCert, srvKey := pki.issue(t, "controller")
-	cliCert, cliKey := pki.issue(t, "switch")
-	other := newTestPKI(t, "other CA")
-	strangerCert, strangerKey := other.issue(t, "stranger")
-	impostorCert, impostorKey := other.issue(t, "impostor")
-	loneCert, loneKey := selfSigned(t, "lonely switch")
-	serverCfg := &TLSConfig{CertFile: srvCert, KeyFile: srvKey, CAFile: ca}
+	pki := testpki.NewCA(t, "test CA")
+	ca := pki.CertFile
+	srv, cli := pki.Issue(t, "controller"), pki.Issue(t, "switch")
+	other := testpki.NewCA(t, "other CA")
+	stranger, impostor := other.Issue(t, "stranger"), other.Issue(t, "impostor")
+	lone := testpki.SelfSigned(t, "lonely switch")
+	serverCfg := &TLSConfig{CertFile: srv.CertFile, KeyFile: srv.KeyFile, CAFile: ca}
 
 	tests := []struct {
 		name           string
@@ -237,14 +126,14 @@ func TestTLSRejectionSaysWhy(t *testing.T) {
 		mention        []string // in the rejecter's error
 		peerMention    string   // in the other side's error
 	}{
-		{"client signed by another CA", serverCfg, &TLSConfig{CertFile: strangerCert, KeyFile: strangerKey, CAFile: ca},
+		{"client signed by another CA", serverCfg, &TLSConfig{CertFile: stranger.CertFile, KeyFile: stranger.KeyFile, CAFile: ca},
 			"server", []string{`"CN=stranger"`, `issuer "CN=other CA"`, "not signed by the configured CA", "CN=test CA", "unknown authority"}, "bad certificate"},
-		{"self-signed client", serverCfg, &TLSConfig{CertFile: loneCert, KeyFile: loneKey, CAFile: ca},
+		{"self-signed client", serverCfg, &TLSConfig{CertFile: lone.CertFile, KeyFile: lone.KeyFile, CAFile: ca},
 			"server", []string{`"CN=lonely switch"`, "self-signed", "not signed by the configured CA", "unknown authority"}, "bad certificate"},
 		{"client without certificate", serverCfg, &TLSConfig{CAFile: ca},
 			"server", []string{"didn't provide a certificate"}, "certificate required"},
-		{"server signed by another CA", &TLSConfig{CertFile: impostorCert, KeyFile: impostorKey, CAFile: ca},
-			&TLSConfig{CertFile: cliCert, KeyFile: cliKey, CAFile: ca},
+		{"server signed by another CA", &TLSConfig{CertFile: impostor.CertFile, KeyFile: impostor.KeyFile, CAFile: ca},
+			&TLSConfig{CertFile: cli.CertFile, KeyFile: cli.KeyFile, CAFile: ca},
 			"client", []string{`server certificate "CN=impostor"`, `issuer "CN=other CA"`, "not signed by the configured CA", "unknown authority"}, "bad certificate"},
 	}
 	for _, tc := range tests {
@@ -279,8 +168,8 @@ func TestTLSConfigErrors(t *testing.T) {
 	if err := os.WriteFile(notPEM, []byte("junk"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pki := newTestPKI(t, "ca")
-	cert, key := pki.issue(t, "x")
+	x := testpki.NewCA(t, "ca").Issue(t, "x")
+	cert, key := x.CertFile, x.KeyFile
 	tests := []struct {
 		name    string
 		run     func() error

@@ -249,26 +249,3 @@ func printRunSummary(w io.Writer, res *experiments.Result, out string, files []s
 	fmt.Fprintf(w, "\nwrote %d files to %s:\n  %s (summary), %s (report), CSVs and PNG figures\n",
 		len(files), abs, experiments.SummaryFile, experiments.ReportFile)
 }
-
-func newExperimentListCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the built-in specs and their experiments",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := cmd.OutOrStdout()
-			for _, name := range experiments.BuiltinSpecNames() {
-				spec, err := experiments.LoadSpec(name)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(w, "%s: %s\n", spec.Name, spec.Description)
-				for _, e := range spec.Runs {
-					fmt.Fprintf(w, "  %-10s %-24s %s; %d flows; rates %v pps; base loads %v; priorities %v\n",
-						e.ID, e.Paper, e.Kind, e.Flows, e.Rates, e.BaseLoads, e.Priorities)
-				}
-			}
-			return listTCPSpecs(w)
-		},
-	}
-}

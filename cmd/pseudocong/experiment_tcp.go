@@ -70,6 +70,7 @@ func listTCPSpecs(w io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(w, "%s: %s\n", s.Name, s.Description)
+		fmt.Fprintf(w, "  command: pseudocong experiment run %s\n", name)
 		for _, c := range s.Cells {
 			fmt.Fprintf(w, "  %-10s bulk TCP; %d flows; timers %v; %s against %s; %v\n", c.ID, c.Flows, s.Timers, s.Profile, s.Reference, s.Duration)
 		}

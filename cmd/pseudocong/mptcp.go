@@ -1,8 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"runtime"
+	"context"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,15 +16,10 @@ func newMPTCPCommand() *cobra.Command {
 		Short: "MPTCP in the simulator (paper 004's policy grid)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newMPTCPGridCommand())
-	return cmd
-}
-
-func newMPTCPGridCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "grid",
-		Short: "Run the mptcp spec's grid of timeout-retransmission policies",
-		Long: `mptcp grid runs every cell of an mptcp spec (--spec mptcp, built in: paper
+	cmd.AddCommand(newGridCommand(gridCommand{
+		name:  "mptcp",
+		short: "Run the mptcp spec's grid of timeout-retransmission policies",
+		long: `mptcp grid runs every cell of an mptcp spec (--spec mptcp, built in: paper
 004's grid, experiments/mptcpgrid/specs/mptcp.yaml; or a file in its schema):
 one bulk MPTCP transfer over two paths per policy, delay pair, subflow-2 loss,
 receive buffer and seed, on the virtual clock. It writes summary.json
@@ -36,46 +31,23 @@ the tests check).
   pseudocong mptcp grid --out out/mptcp
   pseudocong mptcp grid --out out/mptcp-reduced --reduced
   pseudocong mptcp grid --spec my-grid.yaml --out out/my-grid`,
-		Args: cobra.NoArgs,
-		RunE: runMPTCPGrid,
-	}
-	f := cmd.Flags()
-	f.String("spec", "mptcp", `the spec: "mptcp" (built in: paper 004's grid) or a path to a .yaml file in its schema`)
-	f.String("out", "out/mptcp", "output directory")
-	f.Bool("reduced", false, "run the spec's reduced grid")
-	f.Int("workers", runtime.GOMAXPROCS(0), "runs in parallel")
-	addCommonFlags(cmd)
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+		specHelp: `the spec: "mptcp" (built in: paper 004's grid) or a path to a .yaml file in its schema`,
+		load: func(arg string, reduced bool) (gridJob, error) {
+			s, err := mptcpgrid.Load(arg)
+			if err != nil {
+				return gridJob{}, err
+			}
+			if reduced {
+				s = s.Reduce()
+			}
+			return gridJob{base: &s.Base, cells: len(s.Cells()), run: func(ctx context.Context, workers int, out string) (time.Duration, error) {
+				res, err := mptcpgrid.Run(ctx, s, workers)
+				if err != nil {
+					return 0, err
+				}
+				return res.Wall, res.WriteDir(out)
+			}}, nil
+		},
+	}))
 	return cmd
-}
-
-func runMPTCPGrid(cmd *cobra.Command, _ []string) error {
-	v, log, err := setupCommand(cmd)
-	if err != nil {
-		return err
-	}
-	if v.GetInt("workers") < 1 {
-		return usageErrorf("--workers %d: want at least 1", v.GetInt("workers"))
-	}
-	if v.GetString("out") == "" {
-		return usageErrorf("--out must not be empty")
-	}
-	spec, err := mptcpgrid.Load(v.GetString("spec"))
-	if err != nil {
-		return usageErrorf("--spec: %w", err)
-	}
-	if v.GetBool("reduced") {
-		spec = spec.Reduce()
-	}
-	log.Info("mptcp grid", "spec", spec.Name, "cells", len(spec.Cells()), "seeds", spec.Seeds, "duration", spec.Duration)
-	res, err := mptcpgrid.Run(cmd.Context(), spec, v.GetInt("workers"))
-	if err != nil {
-		return err
-	}
-	if err := res.WriteDir(v.GetString("out")); err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "mptcp grid: %d cells × %d seeds in %.1f s, results in %s\n",
-		len(res.Cells), spec.Seeds, res.Wall.Seconds(), v.GetString("out"))
-	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -33,20 +34,24 @@ import (
 // runs them alone (scripts/test.sh).
 
 // upLinkEmuTestbed brings up a two-host testbed private to the test.
-func upLinkEmuTestbed(t testing.TB) *testbed.Topology {
+func upLinkEmuTestbed(t testing.TB) *testbed.Topology { return upTestbed(t, "e", 2) }
+
+// upTestbed brings up a testbed of hosts namespace hosts private to the
+// test (its name: prefix and random hex), and takes it down at cleanup.
+func upTestbed(t testing.TB, prefix string, hosts int) *testbed.Topology {
 	t.Helper()
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip", "ping")
 	var b [3]byte
 	_, _ = rand.Read(b[:])
-	name := "e" + hex.EncodeToString(b[:])
+	name := prefix + hex.EncodeToString(b[:])
 	dir := t.TempDir()
 	t.Cleanup(func() {
 		if err := testbed.Down(name, testbed.DownOptions{StateDir: dir}); err != nil {
 			t.Errorf("testbed down: %v", err)
 		}
 	})
-	topo, err := testbed.Up(t.Context(), testbed.Config{Name: name, Hosts: 2, StateDir: dir})
+	topo, err := testbed.Up(t.Context(), testbed.Config{Name: name, Hosts: hosts, StateDir: dir})
 	if err != nil {
 		t.Fatalf("testbed up: %v", err)
 	}
@@ -111,8 +116,8 @@ func startEmuSwitchReport(t testing.TB, bin string, topo *testbed.Topology, extr
 	return rep, stop
 }
 
-// egressCounter reads one pseudocong_port_egress_* counter of iface.
-func egressCounter(t *testing.T, addr, name, iface string) float64 {
+// metricFamilies reads the /metrics of the process serving on addr.
+func metricFamilies(t testing.TB, addr string) map[string]*dto.MetricFamily {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
@@ -124,7 +129,13 @@ func egressCounter(t *testing.T, addr, name, iface string) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, ok := fams[name]
+	return fams
+}
+
+// egressCounter reads one pseudocong_port_egress_* counter of iface.
+func egressCounter(t *testing.T, addr, name, iface string) float64 {
+	t.Helper()
+	f, ok := metricFamilies(t, addr)[name]
 	if !ok {
 		t.Fatalf("no %s in /metrics", name)
 	}
@@ -137,6 +148,40 @@ func egressCounter(t *testing.T, addr, name, iface string) float64 {
 	}
 	t.Fatalf("no %s for iface %s", name, iface)
 	return 0
+}
+
+// waitListening waits (polling, for at most within) until `ss -Hltn
+// FILTER` in namespace ns lists n sockets: iperf3 servers ready.
+func waitListening(t testing.TB, ns, filter string, n int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		out, _ := exec.Command("ip", "netns", "exec", ns, "ss", "-Hltn", filter).Output()
+		if strings.Count(string(out), "\n") >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d listening sockets (%s) in %s not there within %v:\n%s", n, filter, ns, within, out)
+		}
+		time.Sleep(50 * time.Millisecond) // polling, not asserting
+	}
+}
+
+// iperfReceived is a TCP iperf3 client's -J report: the receiver's
+// goodput and how long it measured.
+func iperfReceived(out []byte) (bitsPerSecond, seconds float64, err error) {
+	var r struct {
+		End struct {
+			SumReceived struct {
+				Seconds       float64 `json:"seconds"`
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return 0, 0, fmt.Errorf("iperf3 JSON: %w\n%s", err, out)
+	}
+	return r.End.SumReceived.BitsPerSecond, r.End.SumReceived.Seconds, nil
 }
 
 // Frames of a bulk TCP flow on a 1500-byte MTU carry 1448 bytes of
@@ -166,17 +211,7 @@ func TestSerialSwitchPortTBFShapesTCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, _ := exec.Command("ip", "netns", "exec", h2.Netns, "ss", "-Hltn", "sport = :5201").Output()
-		if len(out) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("iperf3 server not listening within 10 s")
-		}
-		time.Sleep(50 * time.Millisecond) // polling, not asserting
-	}
+	waitListening(t, h2.Netns, "sport = :5201", 1, 10*time.Second)
 	before := egressCounter(t, metrics, "pseudocong_port_egress_sent_bytes_total", s2)
 	start := time.Now()
 	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", h1.Netns,
@@ -186,24 +221,16 @@ func TestSerialSwitchPortTBFShapesTCP(t *testing.T) {
 		t.Fatalf("iperf3 client: %v\n%s", err, out)
 	}
 	after := egressCounter(t, metrics, "pseudocong_port_egress_sent_bytes_total", s2)
-	var res struct {
-		End struct {
-			SumReceived struct {
-				Seconds       float64 `json:"seconds"`
-				BitsPerSecond float64 `json:"bits_per_second"`
-			} `json:"sum_received"`
-		} `json:"end"`
-	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("iperf3 JSON: %v\n%s", err, out)
+	got, secs, err := iperfReceived(out)
+	if err != nil {
+		t.Fatal(err)
 	}
 	const rate = 20e6
-	got := res.End.SumReceived.BitsPerSecond
 	want := rate * tcpPayloadPerFrame
 	wire := (after - before) * 8 / elapsed.Seconds()
 	dropped := egressCounter(t, metrics, "pseudocong_port_egress_dropped_total", s2)
 	t.Logf("iperf3 goodput %.3f Mbit/s over %.1f s (%.3f Mbit/s of frames, %+.2f %% off 20 Mbit/s); TBF sent %.3f Mbit/s over the client's %.1f s incl. slow start; %v frames dropped",
-		got/1e6, res.End.SumReceived.Seconds, got/tcpPayloadPerFrame/1e6, (got/want-1)*100, wire/1e6, elapsed.Seconds(), dropped)
+		got/1e6, secs, got/tcpPayloadPerFrame/1e6, (got/want-1)*100, wire/1e6, elapsed.Seconds(), dropped)
 	if got < want*0.95 || got > want*1.05 {
 		t.Errorf("iperf3 goodput %.3f Mbit/s, want %.3f Mbit/s (20 Mbit/s of 1514-byte frames) within 5 %%", got/1e6, want/1e6)
 	}

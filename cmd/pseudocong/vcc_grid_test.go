@@ -82,3 +82,24 @@ func TestVCCGridCommand(t *testing.T) {
 		}
 	}
 }
+
+// mptcp grid shares vcc grid's command (grid.go): its bad input exits 2
+// naming the problem too, before anything runs.
+func TestMPTCPGridCommandBadInput(t *testing.T) {
+	actAsMain()
+	out := filepath.Join(t.TempDir(), "out")
+	for _, c := range []struct{ args, want string }{
+		{"mptcp grid --workers 0 --out " + out, "--workers 0"},
+		{"mptcp grid --out=", "--out must not be empty"},
+		{"mptcp grid --spec nope --out " + out, `mptcp spec "nope"`},
+		{"mptcp grid --spec /nonexistent/x.yaml --out " + out, "no such file"},
+	} {
+		code, msg := runMain(t, "TestMPTCPGridCommandBadInput", c.args)
+		if code != exitUsage || !strings.Contains(msg, c.want) {
+			t.Errorf("%q: exit %d, want %d with %q; stderr:\n%s", c.args, code, exitUsage, c.want, msg)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("bad input wrote the output directory")
+	}
+}

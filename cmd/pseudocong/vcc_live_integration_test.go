@@ -4,11 +4,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -16,9 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/pseudocong/pseudocong/internal/testenv"
 	"github.com/pseudocong/pseudocong/testbed"
@@ -132,19 +125,7 @@ func TestSerialVCCLiveFairness(t *testing.T) {
 	}
 	rate, delay, red := envOr("PSEUDOCONG_VCC_RATE", vccDefaultRate), envOr("PSEUDOCONG_VCC_DELAY", "5ms"), envOr("PSEUDOCONG_VCC_RED", vccDefaultRED)
 
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	name := "v" + hex.EncodeToString(b[:])
-	dir := t.TempDir()
-	t.Cleanup(func() {
-		if err := testbed.Down(name, testbed.DownOptions{StateDir: dir}); err != nil {
-			t.Errorf("testbed down: %v", err)
-		}
-	})
-	topo, err := testbed.Up(t.Context(), testbed.Config{Name: name, Hosts: vccSenders + 1, StateDir: dir})
-	if err != nil {
-		t.Fatalf("testbed up: %v", err)
-	}
+	topo := upTestbed(t, "v", vccSenders+1)
 	for i, h := range topo.Hosts {
 		ecn := "1"
 		if i >= vccSenders/2 && i < vccSenders {
@@ -237,17 +218,7 @@ func runVCCCell(t *testing.T, topo *testbed.Topology, seconds int) vccRun {
 		}
 		servers = append(servers, srv)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		out, _ := exec.Command("ip", "netns", "exec", recv.Netns, "ss", "-Hltn", "sport >= :5201 and sport <= :5210").Output()
-		if strings.Count(string(out), "\n") >= vccSenders {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("iperf3 servers not listening within 15 s:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond) // polling, not asserting
-	}
+	waitListening(t, recv.Netns, "sport >= :5201 and sport <= :5210", vccSenders, 15*time.Second)
 	// Every sender reaches the receiver before the clock starts (ARP
 	// learned, switch ports up).
 	for _, h := range topo.Hosts[:vccSenders] {
@@ -267,18 +238,9 @@ func runVCCCell(t *testing.T, topo *testbed.Topology, seconds int) vccRun {
 				errs[i] = fmt.Errorf("iperf3 client on %s: %v\n%s", h.Netns, err, out)
 				return
 			}
-			var r struct {
-				End struct {
-					SumReceived struct {
-						BitsPerSecond float64 `json:"bits_per_second"`
-					} `json:"sum_received"`
-				} `json:"end"`
+			if res[i], _, err = iperfReceived(out); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", h.Netns, err)
 			}
-			if err := json.Unmarshal(out, &r); err != nil {
-				errs[i] = fmt.Errorf("iperf3 JSON of %s: %v\n%s", h.Netns, err, out)
-				return
-			}
-			res[i] = r.End.SumReceived.BitsPerSecond
 		}()
 	}
 	if os.Getenv("PSEUDOCONG_VCC_SS") != "" {
@@ -343,18 +305,8 @@ func vccCounters(t *testing.T, addr string) string {
 // scalarMetric sums every series of one metric family on /metrics.
 func scalarMetric(t *testing.T, addr, name string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := 0.0
-	for _, m := range fams[name].GetMetric() {
+	for _, m := range metricFamilies(t, addr)[name].GetMetric() {
 		s += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 	}
 	return s

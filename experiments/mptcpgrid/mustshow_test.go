@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
 	"testing"
+
+	"github.com/pseudocong/pseudocong/experiments/grid/gridtest"
 )
 
 // The tests run the spec's reduced grid (experiments/mptcpgrid/specs/mptcp.yaml, built in as "mptcp";
@@ -13,35 +14,20 @@ import (
 // check the summary's values; the full grid is
 // `go run ./cmd/pseudocong mptcp grid` (docs/mptcp.md).
 
-var (
-	gridOnce sync.Once
-	gridRes  *Result
-	gridVals map[string]float64
-	gridErr  error
-)
+// reduced skips under -short: minutes under the race detector, and no
+// shared state worth racing on; the integration phase runs it.
+var reduced = gridtest.Once("runs the reduced mptcp grid (about 10 s of CPU)", func() (*Result, error) {
+	s, err := Load("mptcp")
+	if err != nil {
+		return nil, err
+	}
+	return Run(context.Background(), s.Reduce(), 2)
+})
 
 func reducedGrid(t *testing.T) (*Result, map[string]float64) {
 	t.Helper()
-	if testing.Short() {
-		// Minutes under the race detector; one goroutine per cell and no
-		// shared state worth racing on: the integration phase runs it.
-		t.Skip("runs the reduced mptcp grid (about 10 s of CPU)")
-	}
-	gridOnce.Do(func() {
-		s, err := Load("mptcp")
-		if err != nil {
-			gridErr = err
-			return
-		}
-		gridRes, gridErr = Run(context.Background(), s.Reduce(), 2)
-		if gridErr == nil {
-			gridVals = gridRes.Values()
-		}
-	})
-	if gridErr != nil {
-		t.Fatal(gridErr)
-	}
-	return gridRes, gridVals
+	res := reduced(t)
+	return res, res.Values()
 }
 
 func key(metric, policy string, d [2]int, loss, buf int) string {

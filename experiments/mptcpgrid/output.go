@@ -1,9 +1,7 @@
 package mptcpgrid
 
 import (
-	"encoding/csv"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -12,48 +10,26 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/pseudocong/pseudocong/experiments"
+	"github.com/pseudocong/pseudocong/experiments/grid"
 )
 
 // WriteDir writes summary.json, cells.csv (every seed's run) and the
 // figures (goodput-d{D1}-{D2}-b{KB}.png and blocked-….png) into dir.
 func (r *Result) WriteDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("mptcp grid: %w", err)
-	}
-	b, err := experiments.MarshalSummary(r.Summary())
-	if err != nil {
-		return fmt.Errorf("mptcp grid: summary: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), b, 0o644); err != nil {
-		return fmt.Errorf("mptcp grid: %w", err)
-	}
-	if err := r.writeCSV(filepath.Join(dir, "cells.csv")); err != nil {
-		return err
-	}
-	return r.writeFigures(dir)
+	o := &grid.Output{What: "mptcp grid", Summary: r.Summary(), CSV: r.csv(), Figures: r.writeFigures}
+	return o.Write(dir)
 }
 
-func (r *Result) writeCSV(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("mptcp grid: %w", err)
-	}
-	w := csv.NewWriter(f)
-	_ = w.Write([]string{"policy", "d1_ms", "d2_ms", "loss2_percent", "buffer_kb", "seed", "goodput_mbps", "blocked_share"})
+func (r *Result) csv() [][]string {
+	rows := [][]string{{"policy", "d1_ms", "d2_ms", "loss2_percent", "buffer_kb", "seed", "goodput_mbps", "blocked_share"}}
 	for _, c := range r.Cells {
 		for k := range c.Goodput {
-			_ = w.Write([]string{c.Policy, strconv.Itoa(c.D1), strconv.Itoa(c.D2), strconv.Itoa(c.Loss2), strconv.Itoa(c.BufferKB),
+			rows = append(rows, []string{c.Policy, strconv.Itoa(c.D1), strconv.Itoa(c.D2), strconv.Itoa(c.Loss2), strconv.Itoa(c.BufferKB),
 				strconv.FormatUint(r.Spec.Seed+uint64(k), 10),
 				strconv.FormatFloat(c.Goodput[k], 'f', 6, 64), strconv.FormatFloat(c.Blocked[k], 'f', 6, 64)})
 		}
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return fmt.Errorf("mptcp grid: %s: %w", path, err)
-	}
-	return f.Close()
+	return rows
 }
 
 func (r *Result) writeFigures(dir string) error {

@@ -3,12 +3,10 @@ package mptcpgrid
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sort"
-	"sync"
 	"time"
 
 	"github.com/pseudocong/pseudocong/experiments"
+	"github.com/pseudocong/pseudocong/experiments/grid"
 	"github.com/pseudocong/pseudocong/mptcp"
 )
 
@@ -33,16 +31,8 @@ type CellResult struct {
 }
 
 // MeanGoodput and MeanBlocked average over the seeds.
-func (r *CellResult) MeanGoodput() float64 { return mean(r.Goodput) }
-func (r *CellResult) MeanBlocked() float64 { return mean(r.Blocked) }
-
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
+func (r *CellResult) MeanGoodput() float64 { return grid.Mean(r.Goodput) }
+func (r *CellResult) MeanBlocked() float64 { return grid.Mean(r.Blocked) }
 
 // Result is a grid's outcome.
 type Result struct {
@@ -84,55 +74,24 @@ func (s *Spec) RunConfig(c Cell, seed uint64) mptcp.RunConfig {
 // The result does not depend on workers: each run is seeded by its seed.
 func Run(ctx context.Context, s *Spec, workers int) (*Result, error) {
 	start := time.Now()
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	cells := s.Cells()
-	res := &Result{Spec: s, Cells: make([]*CellResult, len(cells))}
-	for i, c := range cells {
-		res.Cells[i] = &CellResult{Cell: c, Goodput: make([]float64, s.Seeds), Blocked: make([]float64, s.Seeds)}
-	}
-	type job struct{ cell, seed int }
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				cr := res.Cells[j.cell]
-				r, err := mptcp.Run(s.RunConfig(cr.Cell, s.Seed+uint64(j.seed)))
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("mptcp grid: cell %s seed %d: %w", cr.Suffix(), j.seed, err)
-					}
-					mu.Unlock()
-					continue
-				}
-				cr.Goodput[j.seed], cr.Blocked[j.seed] = r.GoodputMbps, r.BlockedShare
-			}
-		}()
-	}
-feed:
-	for i := range cells {
-		for k := range s.Seeds {
-			select {
-			case jobs <- job{i, k}:
-			case <-ctx.Done():
-				break feed
-			}
+	runs, err := grid.Run(ctx, grid.Jobs{Cells: len(cells), Seeds: s.Seeds}, workers, func(cell, seed, _ int) (*mptcp.Result, error) {
+		r, err := mptcp.Run(s.RunConfig(cells[cell], s.Seed+uint64(seed)))
+		if err != nil {
+			return nil, fmt.Errorf("mptcp grid: cell %s seed %d: %w", cells[cell].Suffix(), seed, err)
 		}
-	}
-	close(jobs)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		return r, nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	if firstErr != nil {
-		return nil, firstErr
+	res := &Result{Spec: s, Cells: make([]*CellResult, len(cells))}
+	for i, c := range cells {
+		cr := &CellResult{Cell: c, Goodput: make([]float64, s.Seeds), Blocked: make([]float64, s.Seeds)}
+		for k, r := range runs[i*s.Seeds : (i+1)*s.Seeds] {
+			cr.Goodput[k], cr.Blocked[k] = r.GoodputMbps, r.BlockedShare
+		}
+		res.Cells[i] = cr
 	}
 	res.Wall = time.Since(start)
 	return res, nil
@@ -151,24 +110,5 @@ func (r *Result) Values() map[string]float64 {
 
 // Summary is summary.json in the shape of the other specs'.
 func (r *Result) Summary() experiments.Summary {
-	s := experiments.Summary{
-		Spec: r.Spec.Name, Backend: "sim", Profile: r.Spec.Profile, Seed: r.Spec.Seed,
-		WallSeconds: float64(r.Wall.Milliseconds()) / 1000,
-		Results:     map[string]any{}, Paper: map[string]any{},
-	}
-	keys := make([]string, 0)
-	vals := r.Values()
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		s.Results[k] = round(vals[k])
-	}
-	return s
-}
-
-func round(x float64) float64 {
-	const p = 1e9
-	return float64(int64(x*p+0.5)) / p
+	return grid.Summary(&r.Spec.Base, r.Spec.Profile, r.Wall, r.Values())
 }

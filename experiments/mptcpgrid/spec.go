@@ -12,35 +12,24 @@
 package mptcpgrid
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
-	"os"
 	"slices"
-	"strings"
-	"time"
 
-	"gopkg.in/yaml.v3"
-
+	"github.com/pseudocong/pseudocong/experiments/grid"
 	"github.com/pseudocong/pseudocong/mptcp"
 	"github.com/pseudocong/pseudocong/tcp"
 )
 
 // Spec is the mptcp experiment's spec file.
 type Spec struct {
-	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
-	KeyPrefix   string `yaml:"key_prefix"`
-	Seed        uint64 `yaml:"seed"`  // first seed; cells run Seeds seeds from it
-	Seeds       int    `yaml:"seeds"` // runs per cell
+	grid.Base `yaml:",inline"`
 	// RateMbps is each path's rate both ways.
-	RateMbps float64       `yaml:"rate_mbps"`
-	Queue    int           `yaml:"queue"` // drop-tail packets per link
-	Duration time.Duration `yaml:"duration"`
-	Warmup   time.Duration `yaml:"warmup"`
-	Profile  string        `yaml:"profile"` // tcp timer profile of the subflows
-	SACK     bool          `yaml:"sack"`
-	Coupled  bool          `yaml:"coupled"` // LIA; false: uncoupled newreno
+	RateMbps float64 `yaml:"rate_mbps"`
+	Queue    int     `yaml:"queue"`   // drop-tail packets per link
+	Profile  string  `yaml:"profile"` // tcp timer profile of the subflows
+	SACK     bool    `yaml:"sack"`
+	Coupled  bool    `yaml:"coupled"` // LIA; false: uncoupled newreno
 	// Delays are the (path 1, path 2) one-way delays in ms.
 	Delays [][2]int `yaml:"delays"`
 	// Loss1 is path 1's loss; Loss2 the values of path 2's, in percent.
@@ -55,9 +44,8 @@ type Spec struct {
 
 // Reduced overrides part of the grid for a quick run.
 type Reduced struct {
-	Seeds    int           `yaml:"seeds"`
-	Duration time.Duration `yaml:"duration"`
-	Loss2    []int         `yaml:"loss2_percent"`
+	grid.Reduced `yaml:",inline"`
+	Loss2        []int `yaml:"loss2_percent"`
 }
 
 // builtin is the paper's grid, specs/mptcp.yaml.
@@ -67,49 +55,21 @@ var builtin []byte
 
 // Load returns the built-in spec for "mptcp", or reads and checks the
 // spec file at path.
-func Load(path string) (*Spec, error) {
-	if path == "mptcp" {
-		return Parse(builtin, "builtin:mptcp")
-	}
-	if !strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml") && !strings.Contains(path, "/") {
-		return nil, fmt.Errorf("mptcp spec %q: want \"mptcp\" (built in) or a path to a .yaml file", path)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("mptcp spec: %w", err)
-	}
-	return Parse(b, path)
-}
+func Load(path string) (*Spec, error) { return grid.Load[Spec]("mptcp", builtin, path) }
 
 // Parse reads and checks a spec (name is for errors).
-func Parse(b []byte, name string) (*Spec, error) {
-	var s Spec
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("mptcp spec %s: %w", name, err)
-	}
-	if err := s.Check(); err != nil {
-		return nil, fmt.Errorf("mptcp spec %s: %w", name, err)
-	}
-	return &s, nil
-}
+func Parse(b []byte, name string) (*Spec, error) { return grid.Parse[Spec]("mptcp", b, name) }
 
 // Check validates the spec.
 func (s *Spec) Check() error {
+	if err := s.Base.Check(); err != nil {
+		return err
+	}
 	switch {
-	case s.Name == "":
-		return fmt.Errorf("no name")
-	case s.KeyPrefix == "":
-		return fmt.Errorf("no key_prefix")
-	case s.Seeds < 1:
-		return fmt.Errorf("seeds %d: want at least 1", s.Seeds)
 	case s.RateMbps <= 0:
 		return fmt.Errorf("rate_mbps %v: want > 0", s.RateMbps)
 	case s.Queue < 1:
 		return fmt.Errorf("queue %d: want at least 1 packet", s.Queue)
-	case s.Duration <= 0 || s.Warmup < 0 || s.Warmup >= s.Duration:
-		return fmt.Errorf("duration %v, warmup %v: want 0 ≤ warmup < duration", s.Duration, s.Warmup)
 	case len(s.Delays) == 0 || len(s.Loss2) == 0 || len(s.BuffersKB) == 0 || len(s.Policies) == 0:
 		return fmt.Errorf("delays, loss2_percent, buffers_kb and policies must all be non-empty")
 	case s.Loss1 < 0 || s.Loss1 >= 100:
@@ -141,8 +101,8 @@ func (s *Spec) Check() error {
 		}
 	}
 	if r := s.Reduced; r != nil {
-		if r.Seeds < 0 || r.Duration < 0 || r.Duration > 0 && r.Duration <= s.Warmup {
-			return fmt.Errorf("reduced: seeds %d, duration %v: want ≥ 0 and a duration beyond the warmup", r.Seeds, r.Duration)
+		if err := r.Reduced.Check(&s.Base); err != nil {
+			return err
 		}
 		for _, l := range r.Loss2 {
 			if l < 0 || l >= 100 {
@@ -159,12 +119,7 @@ func (s *Spec) Reduce() *Spec {
 	if s.Reduced == nil {
 		return &r
 	}
-	if s.Reduced.Seeds > 0 {
-		r.Seeds = s.Reduced.Seeds
-	}
-	if s.Reduced.Duration > 0 {
-		r.Duration = s.Reduced.Duration
-	}
+	s.Reduced.Reduced.Apply(&r.Base)
 	if len(s.Reduced.Loss2) > 0 {
 		r.Loss2 = s.Reduced.Loss2
 	}

@@ -3,8 +3,9 @@ package vccgrid
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
+
+	"github.com/pseudocong/pseudocong/experiments/grid/gridtest"
 )
 
 // The tests run the spec's reduced grid (specs/vcc.yaml, built in as
@@ -14,33 +15,18 @@ import (
 // asserts what holds instead; docs/vcc.md gives the numbers and causes.
 // The full grid is `go run ./cmd/pseudocong vcc grid` (docs/vcc.md).
 
-var (
-	gridOnce sync.Once
-	gridRes  *Result
-	gridVals map[string]float64
-	gridErr  error
-)
+var reduced = gridtest.Once("runs the reduced vcc grid (about 15 s of CPU; minutes under -race)", func() (*Result, error) {
+	s, err := Load("vcc")
+	if err != nil {
+		return nil, err
+	}
+	return Run(context.Background(), s.Reduce(), 2)
+})
 
 func reducedGrid(t *testing.T) (*Result, map[string]float64) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs the reduced vcc grid (about 15 s of CPU; minutes under -race)")
-	}
-	gridOnce.Do(func() {
-		s, err := Load("vcc")
-		if err != nil {
-			gridErr = err
-			return
-		}
-		gridRes, gridErr = Run(context.Background(), s.Reduce(), 2)
-		if gridErr == nil {
-			gridVals = gridRes.Values()
-		}
-	})
-	if gridErr != nil {
-		t.Fatal(gridErr)
-	}
-	return gridRes, gridVals
+	res := reduced(t)
+	return res, res.Values()
 }
 
 func val(t *testing.T, vals map[string]float64, cell, metric, side string) float64 {

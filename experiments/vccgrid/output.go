@@ -1,9 +1,7 @@
 package vccgrid
 
 import (
-	"encoding/csv"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -12,41 +10,26 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/pseudocong/pseudocong/experiments"
+	"github.com/pseudocong/pseudocong/experiments/grid"
 )
 
 // WriteDir writes summary.json, cells.csv (every seed's run) and one
 // figure of per-class throughput per experiment (vcc-a.png … vcc-d.png)
 // into dir.
 func (r *Result) WriteDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("vcc grid: %w", err)
-	}
-	b, err := experiments.MarshalSummary(r.Summary())
-	if err != nil {
-		return fmt.Errorf("vcc grid: summary: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), b, 0o644); err != nil {
-		return fmt.Errorf("vcc grid: %w", err)
-	}
-	if err := r.writeCSV(filepath.Join(dir, "cells.csv")); err != nil {
-		return err
-	}
-	for _, e := range []string{"a", "b", "c", "d"} {
-		if err := r.figure(e, filepath.Join(dir, "vcc-"+e+".png")); err != nil {
-			return err
+	o := &grid.Output{What: "vcc grid", Summary: r.Summary(), CSV: r.csv(), Figures: func(dir string) error {
+		for _, e := range []string{"a", "b", "c", "d"} {
+			if err := r.figure(e, filepath.Join(dir, "vcc-"+e+".png")); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	}}
+	return o.Write(dir)
 }
 
-func (r *Result) writeCSV(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("vcc grid: %w", err)
-	}
-	w := csv.NewWriter(f)
-	_ = w.Write([]string{"cell", "vcc", "seed", "ecn_mbps_per_flow", "nonecn_mbps_per_flow", "ratio", "jain", "nonecn_retransmits", "rewritten_frames_all_seeds", "bad_checksums_all_seeds"})
+func (r *Result) csv() [][]string {
+	rows := [][]string{{"cell", "vcc", "seed", "ecn_mbps_per_flow", "nonecn_mbps_per_flow", "ratio", "jain", "nonecn_retransmits", "rewritten_frames_all_seeds", "bad_checksums_all_seeds"}}
 	ff := func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
 	for _, c := range r.Cells {
 		for _, x := range []struct {
@@ -58,18 +41,13 @@ func (r *Result) writeCSV(path string) error {
 				if x.sd.ECN[k] > 0 {
 					ratio = x.sd.NonECN[k] / x.sd.ECN[k]
 				}
-				_ = w.Write([]string{c.Key(), x.name, strconv.FormatUint(r.Spec.Seed+uint64(k), 10),
+				rows = append(rows, []string{c.Key(), x.name, strconv.FormatUint(r.Spec.Seed+uint64(k), 10),
 					ff(x.sd.ECN[k]), ff(x.sd.NonECN[k]), ff(ratio), ff(x.sd.Jain[k]),
 					strconv.FormatUint(x.sd.Retrans[k], 10), strconv.FormatUint(x.sd.Rewritten, 10), strconv.FormatUint(x.sd.Bad, 10)})
 			}
 		}
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return fmt.Errorf("vcc grid: %s: %w", path, err)
-	}
-	return f.Close()
+	return rows
 }
 
 // figure is the paper's kind of bar chart: per-flow throughput of the
@@ -94,10 +72,10 @@ func (r *Result) figure(exp, path string) error {
 		label string
 		val   func(*CellResult) float64
 	}{
-		{"ECN, without vCC", func(c *CellResult) float64 { return mean(c.Without.ECN) }},
-		{"non-ECN, without vCC", func(c *CellResult) float64 { return mean(c.Without.NonECN) }},
-		{"ECN, with vCC", func(c *CellResult) float64 { return mean(c.With.ECN) }},
-		{"vECN, with vCC", func(c *CellResult) float64 { return mean(c.With.NonECN) }},
+		{"ECN, without vCC", func(c *CellResult) float64 { return grid.Mean(c.Without.ECN) }},
+		{"non-ECN, without vCC", func(c *CellResult) float64 { return grid.Mean(c.Without.NonECN) }},
+		{"ECN, with vCC", func(c *CellResult) float64 { return grid.Mean(c.With.ECN) }},
+		{"vECN, with vCC", func(c *CellResult) float64 { return grid.Mean(c.With.NonECN) }},
 	}
 	w := vg.Points(7)
 	top := 0.0

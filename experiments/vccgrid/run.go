@@ -3,12 +3,10 @@ package vccgrid
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sort"
-	"sync"
 	"time"
 
 	"github.com/pseudocong/pseudocong/experiments"
+	"github.com/pseudocong/pseudocong/experiments/grid"
 )
 
 // Side is a cell's runs with or without vCC, one per seed.
@@ -42,23 +40,26 @@ type Result struct {
 	Wall  time.Duration
 }
 
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
 // Run runs every cell, both sides and every seed on up to workers
 // goroutines (0: GOMAXPROCS); each run is seeded, so the result does not
 // depend on workers. Every rewritten frame's checksums are verified.
 func Run(ctx context.Context, s *Spec, workers int) (*Result, error) {
 	start := time.Now()
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	cells := s.Cells()
+	jobs := grid.Jobs{Cells: len(cells), Seeds: s.Seeds, Sides: 2}
+	runs, err := grid.Run(ctx, jobs, workers, func(cell, seed, side int) (*RunResult, error) {
+		with := side == 1
+		rc := s.RunConfig(cells[cell], with, s.Seed+uint64(seed))
+		rc.Verify = true
+		r, err := RunDumbbell(rc)
+		if err != nil {
+			return nil, fmt.Errorf("vcc grid: cell %s vcc=%v seed %d: %w", cells[cell].Key(), with, seed, err)
+		}
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{Spec: s, Cells: make([]*CellResult, len(cells))}
 	for i, c := range cells {
 		cr := &CellResult{Cell: c}
@@ -67,67 +68,21 @@ func Run(ctx context.Context, s *Spec, workers int) (*Result, error) {
 		}
 		res.Cells[i] = cr
 	}
-	type job struct {
-		cell, seed int
-		with       bool
-	}
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				cr := res.Cells[j.cell]
-				rc := s.RunConfig(cr.Cell, j.with, s.Seed+uint64(j.seed))
-				rc.Verify = true
-				r, err := RunDumbbell(rc)
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = fmt.Errorf("vcc grid: cell %s vcc=%v seed %d: %w", cr.Key(), j.with, j.seed, err)
-					}
-					mu.Unlock()
-					continue
-				}
-				sd := &cr.Without
-				if j.with {
-					sd = &cr.With
-				}
-				sd.ECN[j.seed], sd.NonECN[j.seed] = r.Classes()
-				sd.Jain[j.seed] = r.Jain()
-				for _, f := range r.Flows {
-					if !f.ECN {
-						sd.Retrans[j.seed] += f.Retransmits
-					}
-				}
-				sd.Rewritten += r.Rewritten
-				sd.Bad += r.BadChecksums
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for i := range cells {
-		for k := range s.Seeds {
-			for _, w := range []bool{false, true} {
-				select {
-				case jobs <- job{i, k, w}:
-				case <-ctx.Done():
-					break feed
-				}
+	for k, r := range runs {
+		cell, seed, side := jobs.At(k)
+		sd := &res.Cells[cell].Without
+		if side == 1 {
+			sd = &res.Cells[cell].With
+		}
+		sd.ECN[seed], sd.NonECN[seed] = r.Classes()
+		sd.Jain[seed] = r.Jain()
+		for _, f := range r.Flows {
+			if !f.ECN {
+				sd.Retrans[seed] += f.Retransmits
 			}
 		}
-	}
-	close(jobs)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if firstErr != nil {
-		return nil, firstErr
+		sd.Rewritten += r.Rewritten
+		sd.Bad += r.BadChecksums
 	}
 	res.Wall = time.Since(start)
 	return res, nil
@@ -146,9 +101,9 @@ func (r *Result) Values() map[string]float64 {
 		}{{"without", &c.Without}, {"with", &c.With}} {
 			k := p + c.Key() + "."
 			out[k+"throughput_ratio_nonecn_over_ecn."+x.name] = x.sd.Ratio()
-			out[k+"jain."+x.name] = mean(x.sd.Jain)
-			out[k+"mbps_ecn."+x.name] = mean(x.sd.ECN)
-			out[k+"mbps_nonecn."+x.name] = mean(x.sd.NonECN)
+			out[k+"jain."+x.name] = grid.Mean(x.sd.Jain)
+			out[k+"mbps_ecn."+x.name] = grid.Mean(x.sd.ECN)
+			out[k+"mbps_nonecn."+x.name] = grid.Mean(x.sd.NonECN)
 		}
 	}
 	return out
@@ -156,19 +111,5 @@ func (r *Result) Values() map[string]float64 {
 
 // Summary is summary.json in the shape of the other specs'.
 func (r *Result) Summary() experiments.Summary {
-	s := experiments.Summary{
-		Spec: r.Spec.Name, Backend: "sim", Seed: r.Spec.Seed,
-		WallSeconds: float64(r.Wall.Milliseconds()) / 1000,
-		Results:     map[string]any{}, Paper: map[string]any{},
-	}
-	vals := r.Values()
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		s.Results[k] = float64(int64(vals[k]*1e9+0.5)) / 1e9
-	}
-	return s
+	return grid.Summary(&r.Spec.Base, "", r.Wall, r.Values())
 }

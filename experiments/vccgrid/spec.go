@@ -1,15 +1,12 @@
 package vccgrid
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
+	"github.com/pseudocong/pseudocong/experiments/grid"
 	"github.com/pseudocong/pseudocong/netsim"
 	"github.com/pseudocong/pseudocong/softswitch/vcc"
 	"github.com/pseudocong/pseudocong/tcp/cc"
@@ -17,15 +14,9 @@ import (
 
 // Spec is the vcc experiment's spec file (specs/vcc.yaml).
 type Spec struct {
-	Name        string        `yaml:"name"`
-	Description string        `yaml:"description"`
-	KeyPrefix   string        `yaml:"key_prefix"`
-	Seed        uint64        `yaml:"seed"`
-	Seeds       int           `yaml:"seeds"`
-	RTT         time.Duration `yaml:"rtt"`
-	Duration    time.Duration `yaml:"duration"`
-	Warmup      time.Duration `yaml:"warmup"`
-	React       string        `yaml:"react"` // vcc.ParseReact
+	grid.Base `yaml:",inline"`
+	RTT       time.Duration `yaml:"rtt"`
+	React     string        `yaml:"react"` // vcc.ParseReact
 	// RED is the bottleneck qdisc of (a), (b) and (d) (bandwidth= is added
 	// from the cell's rate).
 	RED string `yaml:"red"`
@@ -57,9 +48,8 @@ type Spec struct {
 		CC        []string  `yaml:"cc"`
 	} `yaml:"d"`
 	Reduced *struct {
-		Seeds    int           `yaml:"seeds"`
-		Duration time.Duration `yaml:"duration"`
-		ANonECN  []int         `yaml:"a_nonecn"`
+		grid.Reduced `yaml:",inline"`
+		ANonECN      []int `yaml:"a_nonecn"`
 	} `yaml:"reduced"`
 }
 
@@ -67,45 +57,19 @@ type Spec struct {
 var builtin []byte
 
 // Load returns the built-in spec for "vcc", or reads the file at path.
-func Load(path string) (*Spec, error) {
-	if path == "vcc" {
-		return Parse(builtin, "builtin:vcc")
-	}
-	if !strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml") && !strings.Contains(path, "/") {
-		return nil, fmt.Errorf("vcc spec %q: want \"vcc\" (built in) or a path to a .yaml file", path)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("vcc spec: %w", err)
-	}
-	return Parse(b, path)
-}
+func Load(path string) (*Spec, error) { return grid.Load[Spec]("vcc", builtin, path) }
 
 // Parse reads and checks a spec (name is for errors).
-func Parse(b []byte, name string) (*Spec, error) {
-	var s Spec
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("vcc spec %s: %w", name, err)
-	}
-	if err := s.Check(); err != nil {
-		return nil, fmt.Errorf("vcc spec %s: %w", name, err)
-	}
-	return &s, nil
-}
+func Parse(b []byte, name string) (*Spec, error) { return grid.Parse[Spec]("vcc", b, name) }
 
 // Check validates the spec: every cell's run config must be runnable.
 func (s *Spec) Check() error {
+	if err := s.Base.Check(); err != nil {
+		return err
+	}
 	switch {
-	case s.Name == "" || s.KeyPrefix == "":
-		return fmt.Errorf("want a name and a key_prefix")
-	case s.Seeds < 1:
-		return fmt.Errorf("seeds %d: want at least 1", s.Seeds)
 	case s.RTT <= 0:
 		return fmt.Errorf("rtt %v: want > 0", s.RTT)
-	case s.Duration <= 0 || s.Warmup < 0 || s.Warmup >= s.Duration:
-		return fmt.Errorf("duration %v, warmup %v: want 0 ≤ warmup < duration", s.Duration, s.Warmup)
 	case s.A.Senders < 1 || s.A.RateMbps <= 0:
 		return fmt.Errorf("a: want senders ≥ 1 and rate_mbps > 0")
 	case s.B.RateMbps <= 0 || len(s.B.AccessMbps) == 0 || s.B.ECN < 1 || s.B.NonECN < 1:
@@ -124,8 +88,8 @@ func (s *Spec) Check() error {
 		}
 	}
 	if r := s.Reduced; r != nil {
-		if r.Seeds < 0 || r.Duration < 0 || r.Duration > 0 && r.Duration <= s.Warmup {
-			return fmt.Errorf("reduced: want seeds ≥ 0 and a duration beyond the warmup")
+		if err := r.Reduced.Check(&s.Base); err != nil {
+			return err
 		}
 		for _, k := range r.ANonECN {
 			if k < 1 || k >= s.A.Senders {
@@ -167,12 +131,7 @@ func (s *Spec) Reduce() *Spec {
 	if s.Reduced == nil {
 		return &r
 	}
-	if s.Reduced.Seeds > 0 {
-		r.Seeds = s.Reduced.Seeds
-	}
-	if s.Reduced.Duration > 0 {
-		r.Duration = s.Reduced.Duration
-	}
+	s.Reduced.Reduced.Apply(&r.Base)
 	if len(s.Reduced.ANonECN) > 0 {
 		r.A.NonECN = s.Reduced.ANonECN
 	}

@@ -54,6 +54,10 @@ type Pipeline struct {
 	// bgQueued: a tcam_background job is queued and has not started.
 	bgQueued bool
 
+	// upcall latency (profile upcall): the last miss's arrival and when
+	// the last delayed miss reaches the CPU.
+	lastMiss, upcallAt time.Time
+
 	line delayLine
 	st   Stats
 }

@@ -1,0 +1,72 @@
+package pipeline
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pseudocong/pseudocong/openflow"
+	"github.com/pseudocong/pseudocong/profile"
+)
+
+// The upcall latency (profile upcall) delays a miss on its way to the
+// CPU, off the CPU: the first miss (idle) takes idle_latency, one right
+// behind it waits for it (misses keep their order), and one after a long
+// gap is idle again; the CPU's Packet-In cost comes on top.
+func TestUpcallLatencyDelaysMissesInOrder(t *testing.T) {
+	u := profile.Upcall{Latency: 100 * time.Microsecond, IdleLatency: 500 * time.Microsecond, IdleTimeConstant: 10 * time.Millisecond}
+	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) {
+		p.Agent.BatchSize, p.Agent.FlushPeriod = 1, 0
+		p.Upcall = u
+	})
+	r := newRig(t, prof, Options{})
+	r.at(0, func() { r.sw.Receive(1, frame(t, 0, 1)) })
+	r.at(10*time.Microsecond, func() { r.sw.Receive(1, frame(t, 1, 2)) })
+	r.at(time.Second, func() { r.sw.Receive(1, frame(t, 2, 3)) })
+	r.at(time.Second+20*time.Millisecond, func() { r.sw.Receive(1, frame(t, 3, 4)) })
+	r.run()
+	pc := prof.Agent.PacketInCost
+	want := []time.Duration{
+		u.IdleLatency + pc,
+		u.IdleLatency + 2*pc, // handed on behind the first, then built after it
+		time.Second + u.Delay(time.Second-10*time.Microsecond) + pc,
+		time.Second + 20*time.Millisecond + u.Delay(20*time.Millisecond) + pc,
+	}
+	var got []time.Duration
+	for _, m := range r.ctl.take() {
+		if _, ok := m.m.(*openflow.PacketIn); ok {
+			got = append(got, m.at.Sub(t0))
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d PACKET_INs at %v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("PACKET_IN %d at +%v, want +%v", i, got[i], want[i])
+		}
+	}
+	if d := u.Delay(20 * time.Millisecond); d <= u.Latency || d >= u.IdleLatency {
+		t.Errorf("a 20 ms gap gives %v, want between the busy and idle latency", d)
+	}
+}
+
+// Without the upcall keys a miss reaches the CPU at once (every hardware
+// profile, and the paper-000 timeline).
+func TestNoUpcallLatencyByDefault(t *testing.T) {
+	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) { p.Agent.BatchSize, p.Agent.FlushPeriod = 1, 0 })
+	r := newRig(t, prof, Options{})
+	r.at(0, func() { r.sw.Receive(1, frame(t, 0, 1)) })
+	r.run()
+	n := 0
+	for _, m := range r.ctl.take() {
+		if _, ok := m.m.(*openflow.PacketIn); ok {
+			n++
+			if m.at.Sub(t0) != prof.Agent.PacketInCost {
+				t.Errorf("PACKET_IN at +%v, want +%v", m.at.Sub(t0), prof.Agent.PacketInCost)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d PACKET_INs, want 1", n)
+	}
+}

@@ -110,6 +110,7 @@ func (p *Profile) checkBounds() (errs []error, agentBad, timingBad bool) {
 
 	b.int("backing_table.capacity", int64(p.BackingTable.Capacity), 0, MaxBackingCapacity, "0 = the data plane's default; pica8-p3297: 65536")
 	b.dur("forwarding.hit_delay", p.Forwarding.HitDelay, 0, MaxOpCost, "a TCAM hit; pica8-p3297: 50us")
+	b.dur("forwarding.packet_out_delay", p.Forwarding.PacketOutDelay, 0, MaxOpCost, "0 = hit_delay; ovs-netdev: 100s of us")
 	b.dur("install.activation_delay", p.Install.ActivationDelay, 0, MaxOpCost, "after the install job; ovs-netdev: ms")
 	b.dur("upcall.latency", p.Upcall.Latency, 0, MaxOpCost, "off-CPU, miss to the CPU's queue; ovs-netdev: 100s of us")
 	b.dur("upcall.idle_latency", p.Upcall.IdleLatency, 0, MaxOpCost, "0 = no rate dependence; ovs-netdev: 100s of us")

@@ -102,6 +102,14 @@ type Forwarding struct {
 	// HitDelay is the time from ingress to egress for a packet that hits
 	// the TCAM.
 	HitDelay time.Duration `yaml:"hit_delay"`
+	// PacketOutDelay is the delay of a packet the controller hands back
+	// (the packet a FLOW_MOD's buffer_id releases) from the end of that
+	// FLOW_MOD's install job to egress, instead of HitDelay: Open vSwitch
+	// runs it through its userspace slow path (it buffers nothing and
+	// executes the controller's PACKET_OUT on its main thread), slower
+	// than a datapath hit. 0 (the default, and every hardware profile):
+	// HitDelay.
+	PacketOutDelay time.Duration `yaml:"packet_out_delay"`
 }
 
 // Install is the part of a rule's installation that is not local-CPU

@@ -59,7 +59,27 @@ type Pipeline struct {
 	lastMiss, upcallAt time.Time
 
 	line delayLine
-	st   Stats
+	// outLine delays the packets the controller hands back (a FLOW_MOD's
+	// buffered packet) by forwarding.packet_out_delay, when it is set.
+	outLine delayLine
+	st      Stats
+}
+
+// directLine is where the packets a FLOW_MOD's buffer_id releases go: the
+// packet-out line when the profile sets forwarding.packet_out_delay, the
+// hit-delay line otherwise.
+func (p *Pipeline) directLine() *delayLine {
+	if p.prof.Forwarding.PacketOutDelay > 0 {
+		return &p.outLine
+	}
+	return &p.line
+}
+
+// handsBackDirect reports whether a FLOW_MOD's buffered packet takes its
+// own path (waitList.direct): with an activation delay (it does not wait
+// for it) or a packet-out delay (it is not a hit).
+func (p *Pipeline) handsBackDirect() bool {
+	return p.prof.Install.ActivationDelay > 0 || p.prof.Forwarding.PacketOutDelay > 0
 }
 
 // Stats are the pipeline's own counters, for tests and experiment reports.
@@ -106,7 +126,8 @@ func Attach(sw *softswitch.Switch, opts Options) (*Pipeline, error) {
 		waits:    make(map[uint64]*waitList),
 		st:       Stats{Delivered: map[string]uint64{}, Drops: map[string]uint64{}},
 	}
-	p.line.init(p, opts.DelayLineLimit)
+	p.line.init(p, opts.DelayLineLimit, p.hitDelay)
+	p.outLine.init(p, opts.DelayLineLimit, opts.Profile.Forwarding.PacketOutDelay)
 	layout, err := opts.Profile.TCAMLayout()
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
@@ -211,7 +232,7 @@ func (p *Pipeline) Stats() Stats {
 	s.Delivered = copyCounts(p.st.Delivered)
 	s.Drops = copyCounts(p.st.Drops)
 	s.Held = p.held
-	s.InFlight = p.line.len()
+	s.InFlight = p.line.len() + p.outLine.len()
 	return s
 }
 
@@ -234,6 +255,9 @@ func (p *Pipeline) Stop() {
 	p.held = 0
 	p.metrics.SetHeld(0)
 	for range p.line.stop() {
+		p.dropLocked(dataplane.DropStopped)
+	}
+	for range p.outLine.stop() {
 		p.dropLocked(dataplane.DropStopped)
 	}
 }

@@ -70,3 +70,48 @@ func TestNoUpcallLatencyByDefault(t *testing.T) {
 		t.Errorf("%d PACKET_INs, want 1", n)
 	}
 }
+
+// forwarding.packet_out_delay: the packet a FLOW_MOD's buffer_id releases
+// leaves that long after the install job (Open vSwitch's userspace slow
+// path), with or without an activation delay; a port packet through the
+// same rule afterwards is a hit.
+func TestPacketOutDelayForTheReleasedPacket(t *testing.T) {
+	const pod = 300 * time.Microsecond
+	for _, act := range []time.Duration{0, 4 * time.Millisecond} {
+		prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) {
+			p.Agent.BatchSize, p.Agent.FlushPeriod = 1, 0
+			p.Forwarding.PacketOutDelay, p.Install.ActivationDelay = pod, act
+		})
+		r := newRig(t, prof, Options{})
+		r.at(0, func() { r.sw.Receive(1, frame(t, 0, 5)) })
+		r.run()
+		var pi *openflow.PacketIn
+		for _, m := range r.ctl.take() {
+			if m, ok := m.m.(*openflow.PacketIn); ok {
+				pi = m
+			}
+		}
+		if pi == nil || pi.BufferID == openflow.NoBuffer {
+			t.Fatalf("want a buffered PACKET_IN, got %+v", pi)
+		}
+		const at = time.Second
+		r.at(at, func() {
+			fm := ruleFor(0, 100)
+			fm.BufferID = pi.BufferID
+			r.send(fm)
+		})
+		r.at(2*time.Second, func() { r.sw.Receive(1, frame(t, 0, 6)) })
+		r.run()
+		job := prof.TCAM.Timing.DriverPerWrite
+		d := r.deliveries()
+		if len(d) != 2 {
+			t.Fatalf("activation %v: deliveries %+v, want 2", act, d)
+		}
+		if got, want := d[0].at.Sub(t0), at+job+pod; got != want {
+			t.Errorf("activation %v: released packet at +%v, want +%v (job end + packet-out delay)", act, got, want)
+		}
+		if got, want := d[1].at.Sub(t0), 2*time.Second+prof.Forwarding.HitDelay; got != want {
+			t.Errorf("activation %v: port packet at +%v, want +%v (a hit)", act, got, want)
+		}
+	}
+}

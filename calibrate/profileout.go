@@ -270,6 +270,11 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 		w("  # confirmation - BARRIER_REPLY per batch (%s, %d batches): mean %v, p10 %v,", a.Pattern, a.Gap.N, a.Gap.Mean.Round(time.Microsecond), a.Gap.P10.Round(time.Microsecond))
 		w("  # median %v, p90 %v; %d below %v (the rule forwarded at once);", a.Gap.Median.Round(time.Microsecond), a.Gap.P90.Round(time.Microsecond), a.Immediate, minActivation)
 		w("  # by pattern (median / p90):%s.", activationByPattern(a))
+		if a.Waited.N > 0 {
+			w("  # The %d at or above %v: median %v, p10 %v, p90 %v (on Open vSwitch the share", a.Waited.N, minActivation,
+				a.Waited.Median.Round(time.Microsecond), a.Waited.P10.Round(time.Microsecond), a.Waited.P90.Round(time.Microsecond))
+			w("  # that waits is a race with the switch's thread, not a switch constant).")
+		}
 		w("  # Activation = mean + channel latency - hit delay median - probe interval/2")
 		w("  # = %v ± %v.", a.Raw.Round(time.Microsecond), a.SE.Round(time.Microsecond))
 		if a.Resolved {

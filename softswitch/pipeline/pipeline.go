@@ -54,9 +54,12 @@ type Pipeline struct {
 	// bgQueued: a tcam_background job is queued and has not started.
 	bgQueued bool
 
-	// upcall latency (profile upcall): the last miss's arrival and when
-	// the last delayed miss reaches the CPU.
-	lastMiss, upcallAt time.Time
+	// upcall latency (profile upcall): the last miss's arrival, the misses
+	// on their way to the CPU (due times nondecreasing) and their timer.
+	lastMiss       time.Time
+	upcalls        []upcallItem
+	upcallTimer    clock.Timer
+	upcallDraining bool
 
 	line delayLine
 	// outLine delays the packets the controller hands back (a FLOW_MOD's
@@ -240,12 +243,26 @@ func (p *Pipeline) Stats() Stats {
 // and in-flight packets. The switch keeps its seams; stop feeding it first.
 func (p *Pipeline) Stop() {
 	p.agent.Stop()
+	var upcalls []upcallItem
+	defer func() { // after the unlock: freeing a buffer calls the switch
+		for _, it := range upcalls {
+			p.sw.DropPacketIn(it.m.PacketIn)
+		}
+	}()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
 		return
 	}
 	p.stopped = true
+	if p.upcallTimer != nil {
+		p.upcallTimer.Stop()
+		p.upcallTimer = nil
+	}
+	upcalls, p.upcalls = p.upcalls, nil
+	for range upcalls {
+		p.dropLocked(dataplane.DropStopped)
+	}
 	for id, w := range p.waits {
 		for range len(w.hits) + len(w.direct) {
 			p.dropLocked(dataplane.DropStopped)

@@ -115,3 +115,24 @@ func TestPacketOutDelayForTheReleasedPacket(t *testing.T) {
 		}
 	}
 }
+
+// A miss still on its way to the CPU when the pipeline stops is dropped
+// (counted, its buffer freed), never handed on.
+func TestUpcallQueueDroppedOnStop(t *testing.T) {
+	prof := loadProfile(t, "pica8-p3297", func(p *profile.Profile) {
+		p.Agent.BatchSize, p.Agent.FlushPeriod = 1, 0
+		p.Upcall = profile.Upcall{Latency: time.Millisecond}
+	})
+	r := newRig(t, prof, Options{})
+	r.at(0, func() { r.sw.Receive(1, frame(t, 0, 1)) })
+	r.at(500*time.Microsecond, func() { r.p.Stop() })
+	r.run()
+	for _, m := range r.ctl.take() {
+		if _, ok := m.m.(*openflow.PacketIn); ok {
+			t.Errorf("PACKET_IN at +%v after the pipeline stopped", m.at.Sub(t0))
+		}
+	}
+	if s := r.p.Stats(); s.Drops["stopped"] != 1 {
+		t.Errorf("drops %v, want one stopped", s.Drops)
+	}
+}

@@ -192,11 +192,12 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		// after idling) and packet_out_delay (its userspace PACKET_OUT)
 		// give the simulator 0.58 / 0.44 / 0.32 / 0.31 ms at 10 / 100 /
 		// 1 000 / 5 000 pps; OVS's own times are its threads' wall-clock
-		// latencies, which at load average 13-18 ran 0.7-1.2 ms (median)
-		// at 10 pps and 0.5-45 ms at 5 000 (queued behind the host's
-		// other work) over five runs, within 20 % of the simulator only in
-		// the quietest. No margin defensible from that spread would make
-		// a 20 % assertion both meaningful and never fail at random.
+		// latencies, which follow the host's load: over eight runs the
+		// simulator's median was 7-99 % below OVS's at load average 16-18,
+		// within 20 % in every cell at 10-12, and 37-59 % above at 100,
+		// 1 000 pps and the ascending cell at 7 (a one-sided bound failed
+		// there). No margin defensible from that spread would make a 20 %
+		// assertion both meaningful and never fail at random.
 		// Logged, not asserted: the miss is the result.
 		t.Logf("KNOWN GAP, not within 20 %% (reported in docs/calibrate.md; not a failure, and not a skip: CI fails on skips):\n%s", strings.Join(gaps, "\n"))
 	}

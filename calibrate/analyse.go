@@ -21,6 +21,9 @@ type Fits struct {
 	InsertErr string
 	Delete    *DeleteFit
 	DeleteErr string
+	// Upcall is the upcall section (nil: not fitted, UpcallErr says why).
+	Upcall    *UpcallFit
+	UpcallErr string
 	// Activation is install.activation_delay (nil: too few batches).
 	Activation *ActivationFit
 	// Capacity is the fitted fast-table (TCAM) size in rules, and how it
@@ -57,6 +60,7 @@ func Analyse(res *Result) Fits {
 	} else {
 		f.FlushErr = err.Error()
 	}
+	f.Upcall, f.UpcallErr = fitUpcall(res, f, p)
 	if res.QueueSent > 0 {
 		q := FitQueue(res.QueueSent, res.QueueGot, res.QueueSendDur, p)
 		f.Queue = &q
@@ -120,6 +124,29 @@ func Analyse(res *Result) Fits {
 	return f
 }
 
+// fitUpcall fits the upcall latency from the paced and isolated misses
+// of a switch that sends each Packet-In at once; a batching switch's miss
+// delay is its flush timer's (agent.flush_period), not an upcall's.
+func fitUpcall(res *Result, f Fits, p time.Duration) (*UpcallFit, string) {
+	if f.Burst == nil {
+		return nil, "no Packet-In rate fit"
+	}
+	if f.Burst.BatchSize > 1 {
+		return nil, "the switch batches Packet-Ins: the miss delay is its flush timer's"
+	}
+	misses := append([]PacedMiss(nil), res.Paced...)
+	for i, d := range res.Isolated {
+		if i < len(res.IsolatedGap) {
+			misses = append(misses, PacedMiss{Level: -1, Gap: res.IsolatedGap[i], Delay: d})
+		}
+	}
+	u, err := FitUpcall(misses, f.Echo.Median/2+p)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return &u, ""
+}
+
 // String is a one-paragraph summary for the terminal.
 func (f Fits) String() string {
 	s := ""
@@ -135,6 +162,13 @@ func (f Fits) String() string {
 	}
 	if f.Queue != nil {
 		s += fmt.Sprintf("miss queue %d (%d dropped); ", f.Queue.Limit, f.Queue.Dropped)
+	}
+	if u := f.Upcall; u != nil {
+		if u.RateDependent {
+			s += fmt.Sprintf("upcall %v busy, %v idle (τ %v); ", u.Latency.Round(time.Microsecond), u.IdleLatency.Round(time.Microsecond), u.TimeConstant.Round(100*time.Microsecond))
+		} else {
+			s += fmt.Sprintf("upcall %v; ", u.Latency.Round(time.Microsecond))
+		}
 	}
 	s += fmt.Sprintf("capacity %d (%s); ", f.Capacity, f.CapacityHow)
 	if f.Insert != nil {

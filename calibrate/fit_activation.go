@@ -28,8 +28,11 @@ type ActivationFit struct {
 	Raw, SE time.Duration
 	// Resolved reports Delay = Raw.
 	Resolved bool
-	// Immediate counts the batches whose gap was below minActivation.
+	// Immediate counts the batches whose gap was below minActivation;
+	// Waited summarises the gaps of the others (Open vSwitch: mostly one
+	// revalidation, ~4.5 ms, and some 0.5-2 ms; docs/calibrate.md).
 	Immediate int
+	Waited    DelayStats
 	// Gap summarises confirmation − BARRIER_REPLY over the batches used;
 	// ByPattern the same per pattern (for the report: OVS's descending
 	// inserts are slower).
@@ -74,11 +77,15 @@ func FitActivation(batches []Batch, hit, echo DelayStats, probeInterval time.Dur
 	f.Gap = Summarise(gaps)
 	f.Raw = f.Gap.Mean + echo.Median/2 - hit.Median - probeInterval/2
 	f.SE = meanSE(gaps)
+	var waited []time.Duration
 	for _, g := range gaps {
 		if g < minActivation {
 			f.Immediate++
+		} else {
+			waited = append(waited, g)
 		}
 	}
+	f.Waited = Summarise(waited)
 	if f.Raw > minActivation && f.Raw > 3*f.SE {
 		f.Delay, f.Resolved = f.Raw, true
 	}

@@ -352,3 +352,32 @@ func TestFitActivation(t *testing.T) {
 		within(t, "activation", f.Delay, want, 0.05)
 	}
 }
+
+// Open vSwitch's two modes: a share of batches waits one revalidation R,
+// the rest forwards at once. The fit counts the immediate ones, reports
+// the waiting level (R within 5 %) and resolves the mean.
+func TestFitActivationBimodal(t *testing.T) {
+	const R = 4500 * time.Microsecond
+	rng := rand.New(rand.NewPCG(5, 6))
+	var bs []Batch
+	waited := 0
+	for i := range 300 {
+		bar := 200*time.Microsecond + time.Duration(rng.IntN(100))*time.Microsecond
+		gap := 100*time.Microsecond + time.Duration(rng.IntN(100))*time.Microsecond
+		if (i/20)%3 != 0 { // runs of 20 in one mode, two thirds waiting
+			gap = R + time.Duration(rng.IntN(400)-200)*time.Microsecond
+			waited++
+		}
+		bs = append(bs, Batch{Pattern: "ascending", Barrier: bar, Duration: bar + gap, Inserts: []Insert{{Occ: i}}})
+	}
+	hit := Summarise([]time.Duration{synthHit})
+	echo := Summarise([]time.Duration{2 * synthLatency})
+	f, ok := FitActivation(bs, hit, echo, 200*time.Microsecond)
+	if !ok || !f.Resolved {
+		t.Fatalf("not fitted/resolved: %+v", f)
+	}
+	if f.Immediate != 300-waited || f.Waited.N != waited {
+		t.Errorf("immediate %d, waited %d; want %d and %d", f.Immediate, f.Waited.N, 300-waited, waited)
+	}
+	within(t, "waiting level", f.Waited.Median, R, 0.05)
+}

@@ -57,13 +57,17 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	if v := os.Getenv("PSEUDOCONG_CALIBRATE_OVS_OUT"); v != "" {
 		path = v
 	}
+	report := dir + "/report"
+	if v := os.Getenv("PSEUDOCONG_CALIBRATE_OVS_REPORT"); v != "" {
+		report = v // keep samples.json to redo a fit
+	}
 	nrules, err := strconv.Atoi(rules)
 	if err != nil {
 		t.Fatalf("PSEUDOCONG_CALIBRATE_OVS_RULES: %v", err)
 	}
 	cmd := exec.CommandContext(t.Context(), bin, "calibrate", "--listen", "ptcp:"+strconv.Itoa(port)+":127.0.0.1",
 		"--data", cal[0]+","+cal[1], "--max-rules", rules, "--budget", "3m", "--name", "ovs-netdev",
-		"--out", path, "--report", dir+"/report", "--log-level", "warn")
+		"--out", path, "--report", report, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
 	err = cmd.Run()
@@ -88,13 +92,22 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 		t.Errorf("capacity %d below the %d rules OVS took", p.TCAM.Capacity, nrules)
 	}
 	// OVS answers the BARRIER before its datapath forwards by the new rule
-	// (docs/calibrate.md: 5-7 ms): the fit must resolve a delay.
-	if p.Install.ActivationDelay < time.Millisecond {
+	// (docs/calibrate.md: ~4.7 ms when a revalidation is waited for): the
+	// fit must resolve a delay. Its size is a mean over the two modes,
+	// whose mix changes from run to run (0.99-3.6 ms measured), so only
+	// the resolution (above 500 µs) is asserted.
+	if p.Install.ActivationDelay < 500*time.Microsecond {
 		t.Errorf("activation delay %v, want the ms OVS's revalidators take", p.Install.ActivationDelay)
+	}
+	// OVS's miss path costs 0.1 ms or more off the CPU (its polling
+	// thread; 0.35-0.6 ms after idling in four runs): the upcall fit must
+	// see it.
+	if u := p.Upcall; max(u.Latency, u.IdleLatency) < 100*time.Microsecond {
+		t.Errorf("upcall %+v, want the 0.1 ms or more OVS takes from a miss to its PACKET_IN", u)
 	}
 	// Fig. 5-style: the switch model with this profile predicts the
 	// measured ascending insert curve (replay_integration_test.go).
-	gaps := compareAscendingCurve(t, dir+"/report/samples.json", p)
+	gaps := compareAscendingCurve(t, report+"/samples.json", p)
 	flows, err := o.DumpFlows(br)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -49,9 +50,11 @@ var ovsCells = []ovsCell{
 // priorities, permanent rules), new one-packet flows at several rates
 // (Table 1-style) and a longer ascending run (Fig. 5-style); each cell's
 // mean and median one-way delay against the simulator (experiments/sim)
-// with profiles/ovs-netdev.yaml, which must agree within 20 %. For the
-// Fig. 5-style cell the first and last tenth of the flows are compared too
-// (the curve's start and end).
+// with profiles/ovs-netdev.yaml, to agree within 20 % (issue 16); what
+// is outside is logged as a KNOWN GAP with the host's load (see the end).
+// For the Fig. 5-style cell the first and last tenth of the flows are
+// compared too (the curve's start and end). Asserted: OVS delivers the
+// flows.
 func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip")
@@ -112,6 +115,13 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	tx.Start(nil)
 
 	var gaps []string
+	// The host's load, logged with the result: OVS's first-packet times
+	// are wall-clock latencies of its threads on this shared host.
+	load := func() string {
+		b, _ := os.ReadFile("/proc/loadavg")
+		return strings.TrimSpace(string(b))
+	}
+	t.Logf("load average before: %s", load())
 	for ci, c := range ovsCells {
 		// Every cell starts from an empty table, as the simulator's.
 		if _, err := o.Ofctl("del-flows", br); err != nil {
@@ -145,8 +155,10 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 			t.Logf("%-15s %-6s OVS n=%d mean %v median %v p90 %v | sim n=%d mean %v median %v p90 %v | mean %+.0f%%, median %+.0f%%",
 				c.name, what, len(l), lm, lmed, pct(l, 0.9), len(s), sm, smed, pct(s, 0.9),
 				100*(float64(sm)/float64(lm)-1), 100*(float64(smed)/float64(lmed)-1))
-			if d := float64(sm)/float64(lm) - 1; d > 0.2 || d < -0.2 {
-				gaps = append(gaps, fmt.Sprintf("%s %s: simulator mean %v against OVS's %v (%+.0f %%)", c.name, what, sm, lm, 100*d))
+			d, dmed := float64(sm)/float64(lm)-1, float64(smed)/float64(lmed)-1
+			if d > 0.2 || d < -0.2 || dmed > 0.2 || dmed < -0.2 {
+				gaps = append(gaps, fmt.Sprintf("%s %s: simulator mean %v against OVS's %v (%+.0f %%), median %v against %v (%+.0f %%)",
+					c.name, what, sm, lm, 100*d, smed, lmed, 100*dmed))
 			}
 		}
 		if len(live) < c.flows*9/10 {
@@ -172,14 +184,21 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("load average after: %s", load())
 	if len(gaps) > 0 {
 		// KNOWN GAP (docs/calibrate.md, "Validation"): the levels are not
-		// within 20 %. OVS's first packet takes 0.3-0.7 ms, slower at low
-		// rates (its handler and main threads wake up from idle), through
-		// its upcall, the main thread's Packet-In send and the PACKET_OUT's
-		// execution; the model has no off-CPU Packet-In latency (OVS's
-		// Packet-In CPU cost is ~0.2 µs), so the simulator predicts 0.17 ms
-		// at every rate. Logged, not asserted: the miss is the result.
+		// within 20 % on this shared host. The profile's upcall keys (OVS's
+		// polling thread answers a miss in ~0.1 ms when busy, ~0.35 ms
+		// after idling) and packet_out_delay (its userspace PACKET_OUT)
+		// give the simulator 0.58 / 0.44 / 0.32 / 0.31 ms at 10 / 100 /
+		// 1 000 / 5 000 pps; OVS's own times are its threads' wall-clock
+		// latencies, which follow the host's load: over eight runs the
+		// simulator's median was 7-99 % below OVS's at load average 16-18,
+		// within 20 % in every cell at 10-12, and 37-59 % above at 100,
+		// 1 000 pps and the ascending cell at 7 (a one-sided bound failed
+		// there). No margin defensible from that spread would make a 20 %
+		// assertion both meaningful and never fail at random.
+		// Logged, not asserted: the miss is the result.
 		t.Logf("KNOWN GAP, not within 20 %% (reported in docs/calibrate.md; not a failure, and not a skip: CI fails on skips):\n%s", strings.Join(gaps, "\n"))
 	}
 }

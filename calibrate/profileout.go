@@ -250,9 +250,19 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 		w("  hit_delay: 50us")
 		miss("forwarding.hit_delay")
 	}
-	if f.PacketOut.N > 0 {
-		w("  # (PACKET_OUT path, controller send -> IF_OUT: median %v, p90 %v over %d; the", f.PacketOut.Median.Round(time.Microsecond), f.PacketOut.P90.Round(time.Microsecond), f.PacketOut.N)
-		w("  # model runs a PACKET_OUT's actions at once, so it has no key.)")
+	if pod := packetOutDelay(f); pod > 0 {
+		w("  # PACKET_OUT path, controller send -> IF_OUT: median %v, p90 %v over %d, minus", f.PacketOut.Median.Round(time.Microsecond), f.PacketOut.P90.Round(time.Microsecond), f.PacketOut.N)
+		w("  # the channel latency (%v): the packet the controller hands back goes through", (f.Echo.Median / 2).Round(time.Microsecond))
+		w("  # the switch's slow path (Open vSwitch executes it on its main thread).")
+		w("  packet_out_delay: %s", fmtDur(pod))
+	} else {
+		if f.PacketOut.N > 0 {
+			w("  # PACKET_OUT path (median %v) not slower than a hit plus the channel: a", f.PacketOut.Median.Round(time.Microsecond))
+			w("  # released packet is a hit.")
+		} else {
+			w("  # PACKET_OUT path not measured: a released packet is a hit.")
+		}
+		w("  packet_out_delay: 0s")
 	}
 	w("")
 	w("install:")
@@ -260,6 +270,11 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 		w("  # confirmation - BARRIER_REPLY per batch (%s, %d batches): mean %v, p10 %v,", a.Pattern, a.Gap.N, a.Gap.Mean.Round(time.Microsecond), a.Gap.P10.Round(time.Microsecond))
 		w("  # median %v, p90 %v; %d below %v (the rule forwarded at once);", a.Gap.Median.Round(time.Microsecond), a.Gap.P90.Round(time.Microsecond), a.Immediate, minActivation)
 		w("  # by pattern (median / p90):%s.", activationByPattern(a))
+		if a.Waited.N > 0 {
+			w("  # The %d at or above %v: median %v, p10 %v, p90 %v (on Open vSwitch the share", a.Waited.N, minActivation,
+				a.Waited.Median.Round(time.Microsecond), a.Waited.P10.Round(time.Microsecond), a.Waited.P90.Round(time.Microsecond))
+			w("  # that waits is a race with the switch's thread, not a switch constant).")
+		}
 		w("  # Activation = mean + channel latency - hit delay median - probe interval/2")
 		w("  # = %v ± %v.", a.Raw.Round(time.Microsecond), a.SE.Round(time.Microsecond))
 		if a.Resolved {
@@ -274,6 +289,38 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 		w("  # NOT MEASURED (fewer than 5 insert batches with a BARRIER_REPLY): 0.")
 		w("  activation_delay: 0s")
 		miss("install.activation_delay")
+	}
+	w("")
+	w("upcall:")
+	if u := f.Upcall; u != nil {
+		w("  # Misses sent %v to %v apart (paced and isolated; the host's timers stretch", u.Levels[0].Gap.Round(10*time.Microsecond), u.Levels[len(u.Levels)-1].Gap.Round(time.Millisecond))
+		w("  # the shortest spacings): median")
+		w("  # miss -> PACKET_IN per spacing (time since the previous miss / delay / misses):")
+		for _, l := range u.Levels {
+			w("  #   %v / %v / %d", l.Gap.Round(10*time.Microsecond), l.Delay.Round(time.Microsecond), l.N)
+		}
+		w("  # minus the channel latency and the Packet-In cost (%v); includes the", u.Base.Round(time.Microsecond))
+		w("  # host's own AF_PACKET send path (tens of us).")
+		if u.RateDependent {
+			w("  # delay(g) = latency + (idle_latency - latency)(1 - exp(-g/idle_time_constant)),")
+			w("  # least squares over the spacings' medians (time constant on a log grid): residual")
+			w("  # sigma %v, idle term %v ± %v. The switch answers a miss more slowly after", u.Resid.Round(time.Microsecond), (u.IdleLatency - u.Latency).Round(time.Microsecond), u.SE.Round(time.Microsecond))
+			w("  # idling (Open vSwitch: its one polling thread wakes from sleep).")
+		} else {
+			w("  # No rate dependence resolved (idle term not above max(%v, 3 SE)): the median", minUpcallIdle)
+			w("  # over every miss.")
+		}
+		w("  latency: %s", fmtDur(u.Latency))
+		w("  idle_latency: %s", fmtDur(u.IdleLatency))
+		w("  idle_time_constant: %s", fmtDur(u.TimeConstant))
+	} else {
+		w("  # Not fitted (%s): 0.", f.UpcallErr)
+		w("  latency: 0s")
+		w("  idle_latency: 0s")
+		w("  idle_time_constant: 0s")
+		if f.Burst == nil || f.Burst.BatchSize <= 1 {
+			miss("upcall.latency")
+		}
 	}
 	w("")
 	w("controller_channel:")
@@ -327,6 +374,21 @@ func patternsSummary(res *Result) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// packetOutDelay is forwarding.packet_out_delay: the PACKET_OUT path's
+// median minus the channel latency, written only when it is slower than
+// a hit (the hit delay's median) by more than 20 µs and 10 %; otherwise 0
+// (the released packet is a hit, as on a hardware switch).
+func packetOutDelay(f Fits) time.Duration {
+	if f.PacketOut.N == 0 || f.Echo.N == 0 || f.Hit.N == 0 {
+		return 0
+	}
+	d := f.PacketOut.Median - f.Echo.Median/2
+	if d-f.Hit.Median > max(20*time.Microsecond, f.Hit.Median/10) {
+		return d
+	}
+	return 0
 }
 
 // activationByPattern lists the per-pattern gap medians and p90s in a

@@ -122,3 +122,22 @@ func TestReportWritesPlots(t *testing.T) {
 		}
 	}
 }
+
+// forwarding.packet_out_delay is written only when the PACKET_OUT path,
+// less the channel, is clearly slower than a hit.
+func TestPacketOutDelayWrittenOnlyWhenSlower(t *testing.T) {
+	us := time.Microsecond
+	f := Fits{Echo: DelayStats{N: 20, Median: 80 * us}, Hit: DelayStats{N: 200, Median: 100 * us},
+		PacketOut: DelayStats{N: 100, Median: 200 * us}}
+	if got := packetOutDelay(f); got != 160*us {
+		t.Errorf("slow PACKET_OUT: %v, want 160µs (median minus the channel)", got)
+	}
+	f.PacketOut.Median = 150 * us // 110 µs: within 20 µs of a hit
+	if got := packetOutDelay(f); got != 0 {
+		t.Errorf("PACKET_OUT as fast as a hit: %v, want 0", got)
+	}
+	f.PacketOut.N = 0
+	if got := packetOutDelay(f); got != 0 {
+		t.Errorf("unmeasured PACKET_OUT: %v, want 0", got)
+	}
+}

@@ -37,8 +37,8 @@ const (
 	// more than a million Packet-Ins a second.
 	MaxRateLimit = 1_000_000
 	// MaxOpCost bounds the per-operation CPU costs (agent.packet_in_cost,
-	// tcam.timing.driver_per_*), forwarding.hit_delay and
-	// install.activation_delay. The measured
+	// tcam.timing.driver_per_*), forwarding.hit_delay,
+	// install.activation_delay and the upcall latencies. The measured
 	// costs are microseconds to milliseconds (pica8-p3297: 4.2 ms per
 	// Packet-In); a second per operation is already absurd, and a run of
 	// millions of operations must stay far inside time.Duration's 292
@@ -110,7 +110,11 @@ func (p *Profile) checkBounds() (errs []error, agentBad, timingBad bool) {
 
 	b.int("backing_table.capacity", int64(p.BackingTable.Capacity), 0, MaxBackingCapacity, "0 = the data plane's default; pica8-p3297: 65536")
 	b.dur("forwarding.hit_delay", p.Forwarding.HitDelay, 0, MaxOpCost, "a TCAM hit; pica8-p3297: 50us")
+	b.dur("forwarding.packet_out_delay", p.Forwarding.PacketOutDelay, 0, MaxOpCost, "0 = hit_delay; ovs-netdev: 100s of us")
 	b.dur("install.activation_delay", p.Install.ActivationDelay, 0, MaxOpCost, "after the install job; ovs-netdev: ms")
+	b.dur("upcall.latency", p.Upcall.Latency, 0, MaxOpCost, "off-CPU, miss to the CPU's queue; ovs-netdev: 100s of us")
+	b.dur("upcall.idle_latency", p.Upcall.IdleLatency, 0, MaxOpCost, "0 = no rate dependence; ovs-netdev: 100s of us")
+	b.dur("upcall.idle_time_constant", p.Upcall.IdleTimeConstant, 0, MaxFlushPeriod, "0 = no rate dependence; ovs-netdev: ms")
 	b.dur("controller_channel.latency", p.ControllerChannel.Latency, 0, MaxChannelLatency, "one way; pica8-p3297: 100us")
 	return b.errs, agentBad, timingBad
 }

@@ -11,6 +11,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/pseudocong/pseudocong/agent"
@@ -33,6 +34,9 @@ type Profile struct {
 	// Install is what happens to a rule after the local CPU installed it
 	// (optional; zero for every hardware-switch profile).
 	Install Install `yaml:"install"`
+	// Upcall is the off-CPU part of a table miss's way to the local CPU
+	// (optional; zero for every hardware-switch profile).
+	Upcall Upcall `yaml:"upcall"`
 	// ControllerChannel is the link between the switch and its controller
 	// (used by the sim backend; live runs have a real one).
 	ControllerChannel ControllerChannel `yaml:"controller_channel"`
@@ -98,6 +102,14 @@ type Forwarding struct {
 	// HitDelay is the time from ingress to egress for a packet that hits
 	// the TCAM.
 	HitDelay time.Duration `yaml:"hit_delay"`
+	// PacketOutDelay is the delay of a packet the controller hands back
+	// (the packet a FLOW_MOD's buffer_id releases) from the end of that
+	// FLOW_MOD's install job to egress, instead of HitDelay: Open vSwitch
+	// runs it through its userspace slow path (it buffers nothing and
+	// executes the controller's PACKET_OUT on its main thread), slower
+	// than a datapath hit. 0 (the default, and every hardware profile):
+	// HitDelay.
+	PacketOutDelay time.Duration `yaml:"packet_out_delay"`
 }
 
 // Install is the part of a rule's installation that is not local-CPU
@@ -113,6 +125,44 @@ type Install struct {
 	// them (ofproto-dpif-upcall.c), some ms later. 0 (the default, and
 	// every hardware profile): usable when the job ends.
 	ActivationDelay time.Duration `yaml:"activation_delay"`
+}
+
+// Upcall is how long a table miss takes to reach the local CPU's miss
+// queue without occupying the CPU: the time the switch's thread needs to
+// notice the packet, which on Open vSwitch's userspace datapath (one
+// thread polls the ports, translates the miss and sends the PACKET_IN,
+// ofproto-dpif-upcall.c, bridge_run) grows with how long that thread had
+// slept. For a miss arriving a gap g after the previous one:
+//
+//	latency(g) = Latency + (IdleLatency − Latency) · (1 − e^(−g/IdleTimeConstant))
+//
+// (the first miss counts as idle); misses keep their order (a miss is not
+// handed on before the one ahead of it: one thread handles both). With
+// IdleLatency or IdleTimeConstant 0 every miss takes Latency. All 0 (the
+// default, and every hardware profile): the miss is at the CPU at once.
+type Upcall struct {
+	// Latency is the delay of a miss that arrives right after another
+	// (a busy switch).
+	Latency time.Duration `yaml:"latency"`
+	// IdleLatency is the delay of a miss after a long idle time; 0: no
+	// rate dependence.
+	IdleLatency time.Duration `yaml:"idle_latency"`
+	// IdleTimeConstant is how long the switch must be idle for the delay
+	// to move (1 − 1/e of the way) from Latency to IdleLatency.
+	IdleTimeConstant time.Duration `yaml:"idle_time_constant"`
+}
+
+// Delay is the upcall latency of a miss that arrives gap after the
+// previous one (gap < 0: the first miss, counted as idle).
+func (u Upcall) Delay(gap time.Duration) time.Duration {
+	if u.IdleLatency <= 0 || u.IdleTimeConstant <= 0 {
+		return u.Latency
+	}
+	if gap < 0 {
+		return u.IdleLatency
+	}
+	f := 1 - math.Exp(-float64(gap)/float64(u.IdleTimeConstant))
+	return u.Latency + time.Duration(f*float64(u.IdleLatency-u.Latency))
 }
 
 // ControllerChannel is the control-channel part of a profile.

@@ -240,3 +240,29 @@ func TestLayoutsAndPoliciesSelectable(t *testing.T) {
 		t.Errorf("rate_limited without a rate: %v", err)
 	}
 }
+
+// The upcall latency moves from Latency (back-to-back misses) to
+// IdleLatency as the gap grows, 1 − 1/e of the way at one time constant;
+// without the idle keys it is Latency at every gap.
+func TestUpcallDelay(t *testing.T) {
+	u := Upcall{Latency: 100 * time.Microsecond, IdleLatency: 500 * time.Microsecond, IdleTimeConstant: 10 * time.Millisecond}
+	for _, c := range []struct {
+		gap, want time.Duration
+	}{
+		{0, 100 * time.Microsecond},
+		{10 * time.Millisecond, 100*time.Microsecond + 252848}, // 400 µs · (1 − 1/e)
+		{time.Second, 500 * time.Microsecond},
+		{-1, 500 * time.Microsecond},
+	} {
+		if got := u.Delay(c.gap); got < c.want-time.Microsecond || got > c.want+time.Microsecond {
+			t.Errorf("Delay(%v) = %v, want %v", c.gap, got, c.want)
+		}
+	}
+	flat := Upcall{Latency: 70 * time.Microsecond}
+	if got := flat.Delay(time.Second); got != 70*time.Microsecond {
+		t.Errorf("without idle keys Delay = %v, want the constant 70µs", got)
+	}
+	if got := (Upcall{}).Delay(-1); got != 0 {
+		t.Errorf("zero Upcall delays a miss by %v", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -49,6 +50,7 @@ exits 1. See docs/calibrate.md.
 	f.String("batch", "5,20", "FLOW_MODs per timed batch, used in turn")
 	f.Int("isolated-misses", 25, "isolated misses for the flush timer")
 	f.Duration("isolated-spacing", 250e6, "mean spacing of the isolated misses (keep above the flush period)")
+	f.Int("paced-misses", 15, "misses at each spacing from 200us to 100ms, for the upcall latency against the rate (0: none)")
 	f.Int("burst-misses", 300, "misses in the rate/batching burst")
 	f.Int("queue-burst", 2000, "misses in the overflow burst (queue limit, drops)")
 	f.Int("hit-probes", 200, "probes for the hit delay")
@@ -59,6 +61,15 @@ exits 1. See docs/calibrate.md.
 }
 
 const calibrateDefaultBudget = 30 * 60 * 1e9
+
+// pacedGaps is the paced misses' spacings: the defaults, none with
+// --paced-misses 0 (Config.Defaults would restore them for a nil slice).
+func pacedGaps(n int) []time.Duration {
+	if n == 0 {
+		return []time.Duration{}
+	}
+	return nil
+}
 
 func runCalibrate(cmd *cobra.Command, _ []string) error {
 	v, log, err := setupCommand(cmd)
@@ -88,6 +99,7 @@ func runCalibrate(cmd *cobra.Command, _ []string) error {
 		MaxRules: v.GetInt("max-rules"), Budget: v.GetDuration("budget"),
 		BatchSizes: batches, Patterns: strings.Split(v.GetString("patterns"), ","),
 		IsolatedMisses: v.GetInt("isolated-misses"), IsolatedSpacing: v.GetDuration("isolated-spacing"),
+		PacedMisses: v.GetInt("paced-misses"), PacedGaps: pacedGaps(v.GetInt("paced-misses")),
 		BurstMisses: v.GetInt("burst-misses"), QueueBurst: v.GetInt("queue-burst"),
 		HitProbes: v.GetInt("hit-probes"), PacketOuts: v.GetInt("packet-outs"),
 		Seed: v.GetUint64("seed"), Log: log, Progress: cmd.ErrOrStderr(),

@@ -9,7 +9,8 @@ import (
 	"github.com/pseudocong/pseudocong/softswitch/dataplane"
 )
 
-// delayLine holds packets for the profile's hit delay and delivers them in
+// delayLine holds packets for one delay (the profile's hit delay; the
+// packet-out delay for packets the controller hands back) and delivers them in
 // the order they entered. One timer serves the whole line (armed for the
 // head), and one caller at a time delivers, so packets cannot overtake each
 // other even on the wall clock, where every timer fires on its own
@@ -17,6 +18,7 @@ import (
 type delayLine struct {
 	p        *Pipeline
 	limit    int
+	delay    time.Duration
 	q        ring.Buffer[delayItem] // a ring: under steady load the line never empties
 	timer    clock.Timer
 	draining bool
@@ -30,11 +32,13 @@ type delayItem struct {
 	due  time.Time
 }
 
-func (l *delayLine) init(p *Pipeline, limit int) { l.p, l.limit = p, limit }
+func (l *delayLine) init(p *Pipeline, limit int, delay time.Duration) {
+	l.p, l.limit, l.delay = p, limit, delay
+}
 
 func (l *delayLine) len() int { return l.q.Len() }
 
-// pushLocked queues h to be delivered one hit delay after now.
+// pushLocked queues h to be delivered one delay after now.
 func (l *delayLine) pushLocked(h softswitch.Hit, path string, now time.Time) {
 	if l.stopped {
 		l.p.dropLocked(dataplane.DropStopped)
@@ -44,7 +48,7 @@ func (l *delayLine) pushLocked(h softswitch.Hit, path string, now time.Time) {
 		l.p.dropLocked(dataplane.DropDelayLineFull)
 		return
 	}
-	l.q.Push(delayItem{h: h, path: path, due: now.Add(l.p.hitDelay)})
+	l.q.Push(delayItem{h: h, path: path, due: now.Add(l.delay)})
 	l.armLocked(now)
 }
 

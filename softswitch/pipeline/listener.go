@@ -33,7 +33,7 @@ func (l tableListener) EntryAdded(e *flowtable.Entry) {
 	if p.acc != nil {
 		p.acc.added = append(p.acc.added, e.ID)
 		p.openWaitLocked(e.ID, dataplane.PathInstallWait)
-		if p.acc.buffered && p.prof.Install.ActivationDelay > 0 {
+		if p.acc.buffered && p.handsBackDirect() {
 			p.waits[e.ID].expectDirect = 1
 		}
 	}

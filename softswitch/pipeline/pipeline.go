@@ -54,8 +54,35 @@ type Pipeline struct {
 	// bgQueued: a tcam_background job is queued and has not started.
 	bgQueued bool
 
+	// upcall latency (profile upcall): the last miss's arrival, the misses
+	// on their way to the CPU (due times nondecreasing) and their timer.
+	lastMiss       time.Time
+	upcalls        []upcallItem
+	upcallTimer    clock.Timer
+	upcallDraining bool
+
 	line delayLine
-	st   Stats
+	// outLine delays the packets the controller hands back (a FLOW_MOD's
+	// buffered packet) by forwarding.packet_out_delay, when it is set.
+	outLine delayLine
+	st      Stats
+}
+
+// directLine is where the packets a FLOW_MOD's buffer_id releases go: the
+// packet-out line when the profile sets forwarding.packet_out_delay, the
+// hit-delay line otherwise.
+func (p *Pipeline) directLine() *delayLine {
+	if p.prof.Forwarding.PacketOutDelay > 0 {
+		return &p.outLine
+	}
+	return &p.line
+}
+
+// handsBackDirect reports whether a FLOW_MOD's buffered packet takes its
+// own path (waitList.direct): with an activation delay (it does not wait
+// for it) or a packet-out delay (it is not a hit).
+func (p *Pipeline) handsBackDirect() bool {
+	return p.prof.Install.ActivationDelay > 0 || p.prof.Forwarding.PacketOutDelay > 0
 }
 
 // Stats are the pipeline's own counters, for tests and experiment reports.
@@ -102,7 +129,8 @@ func Attach(sw *softswitch.Switch, opts Options) (*Pipeline, error) {
 		waits:    make(map[uint64]*waitList),
 		st:       Stats{Delivered: map[string]uint64{}, Drops: map[string]uint64{}},
 	}
-	p.line.init(p, opts.DelayLineLimit)
+	p.line.init(p, opts.DelayLineLimit, p.hitDelay)
+	p.outLine.init(p, opts.DelayLineLimit, opts.Profile.Forwarding.PacketOutDelay)
 	layout, err := opts.Profile.TCAMLayout()
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
@@ -207,7 +235,7 @@ func (p *Pipeline) Stats() Stats {
 	s.Delivered = copyCounts(p.st.Delivered)
 	s.Drops = copyCounts(p.st.Drops)
 	s.Held = p.held
-	s.InFlight = p.line.len()
+	s.InFlight = p.line.len() + p.outLine.len()
 	return s
 }
 
@@ -215,12 +243,26 @@ func (p *Pipeline) Stats() Stats {
 // and in-flight packets. The switch keeps its seams; stop feeding it first.
 func (p *Pipeline) Stop() {
 	p.agent.Stop()
+	var upcalls []upcallItem
+	defer func() { // after the unlock: freeing a buffer calls the switch
+		for _, it := range upcalls {
+			p.sw.DropPacketIn(it.m.PacketIn)
+		}
+	}()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
 		return
 	}
 	p.stopped = true
+	if p.upcallTimer != nil {
+		p.upcallTimer.Stop()
+		p.upcallTimer = nil
+	}
+	upcalls, p.upcalls = p.upcalls, nil
+	for range upcalls {
+		p.dropLocked(dataplane.DropStopped)
+	}
 	for id, w := range p.waits {
 		for range len(w.hits) + len(w.direct) {
 			p.dropLocked(dataplane.DropStopped)
@@ -230,6 +272,9 @@ func (p *Pipeline) Stop() {
 	p.held = 0
 	p.metrics.SetHeld(0)
 	for range p.line.stop() {
+		p.dropLocked(dataplane.DropStopped)
+	}
+	for range p.outLine.stop() {
 		p.dropLocked(dataplane.DropStopped)
 	}
 }

@@ -83,8 +83,9 @@ func (p *Pipeline) releaseDirectLocked(w *waitList, now time.Time) {
 	}
 	p.held -= len(w.direct)
 	p.metrics.SetHeld(p.held)
+	line := p.directLine()
 	for _, h := range w.direct {
-		p.line.pushLocked(h, w.path, now)
+		line.pushLocked(h, w.path, now)
 	}
 	w.direct = nil
 }

@@ -97,15 +97,18 @@ func sampleOf(t time.Duration, in *unix.TCPInfo) tcp.Sample {
 // sink accepts the flows in one namespace and counts what each source
 // port sent.
 type sink struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	bytes map[uint16]*atomic.Uint64
-	conns []net.Conn
-	wg    sync.WaitGroup
+	ln      net.Listener
+	mu      sync.Mutex
+	bytes   map[uint16]*atomic.Uint64
+	conns   []net.Conn
+	wg      sync.WaitGroup
+	readers sync.WaitGroup
+	// accepting is closed when the accept loop has returned.
+	accepting chan struct{}
 }
 
 func startSink(ns string, addr netip.AddrPort, ports []uint16) (*sink, error) {
-	s := &sink{bytes: map[uint16]*atomic.Uint64{}}
+	s := &sink{bytes: map[uint16]*atomic.Uint64{}, accepting: make(chan struct{})}
 	for _, p := range ports {
 		s.bytes[p] = new(atomic.Uint64)
 	}
@@ -123,6 +126,7 @@ func startSink(ns string, addr netip.AddrPort, ports []uint16) (*sink, error) {
 
 func (s *sink) accept() {
 	defer s.wg.Done()
+	defer close(s.accepting)
 	for {
 		c, err := s.ln.Accept()
 		if err != nil {
@@ -138,8 +142,10 @@ func (s *sink) accept() {
 		s.conns = append(s.conns, c)
 		s.mu.Unlock()
 		s.wg.Add(1)
+		s.readers.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer s.readers.Done()
 			buf := make([]byte, 256<<10)
 			for {
 				n, err := c.Read(buf)
@@ -158,6 +164,23 @@ func (s *sink) received(port uint16) uint64 {
 		return c.Load()
 	}
 	return 0
+}
+
+// drain waits up to limit for every connection to end from the client's
+// side (the senders' RSTs), so that the sink's own close sends nothing
+// into a switch that may be gone by then (the next run's switch has no
+// rule for it: a table miss).
+func (s *sink) drain(limit time.Duration) {
+	s.ln.Close() // no new readers from here on
+	<-s.accepting
+	done := make(chan struct{})
+	go func() { s.readers.Wait(); close(done) }()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 func (s *sink) stop() {
@@ -315,6 +338,7 @@ loop:
 	sample()
 	close(sampled)
 	wg.Wait()
+	sk.drain(3 * time.Second)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

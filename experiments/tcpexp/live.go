@@ -2,10 +2,12 @@ package tcpexp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pseudocong/pseudocong/experiments"
@@ -34,14 +36,12 @@ import (
 type LiveSpec struct {
 	// Duration of every live bulk run; 0: the spec's duration.
 	Duration time.Duration `yaml:"duration"`
-	// Rounds alternates profile and reference runs this many times (the
-	// machine's load drifts; each round compares runs minutes apart at
-	// most); 0: 1.
+	// Rounds repeats the profile-beside-reference runs this many times
+	// (each round two fresh testbeds); 0: 1.
 	Rounds int `yaml:"rounds"`
 }
 
-// maxLiveRounds bounds rounds: each run of a cell gets its own 1000-port
-// range above live.BulkPortBase.
+// maxLiveRounds bounds rounds (a typo guard).
 const maxLiveRounds = 10
 
 // LiveOptions adjust a live run.
@@ -49,7 +49,8 @@ type LiveOptions struct {
 	// Binary is the pseudocong executable for the controller and switch
 	// processes (default: this executable).
 	Binary string
-	// Testbed is the testbed name prefix (default: random).
+	// Testbed names the testbeds: Testbed+"p" for the profile's, +"r"
+	// for the reference's (so at most 9 bytes); default: random names.
 	Testbed string
 	// Duration and Rounds, if set, replace the spec's live section.
 	Duration time.Duration
@@ -148,7 +149,8 @@ func liveLink(top *netsim.Topology) (LiveLink, error) {
 }
 
 // ExecuteLive runs the spec's live cells: first the simulations (ours),
-// then per cell the live rounds, each the profile then the reference.
+// then per cell the live rounds, each the profile and the reference at
+// the same time on two testbeds.
 func ExecuteLive(ctx context.Context, s *Spec, opts LiveOptions) (*LiveResult, error) {
 	began := time.Now()
 	if len(s.Mitigations) > 0 {
@@ -193,38 +195,46 @@ func ExecuteLive(ctx context.Context, s *Spec, opts LiveOptions) (*LiveResult, e
 	lr := &LiveResult{Spec: s, Sim: simRes, Duration: dur, Rounds: rounds, Link: link, Skipped: skipped}
 	total := len(cells) * 2 * rounds
 	done := 0
-	for ci, c := range cells {
-		var profiles []live.BulkProfile
-		for range rounds {
-			profiles = append(profiles, live.BulkProfile{Arg: s.Profile, TCAMCapacity: c.TCAMCapacity},
-				live.BulkProfile{Arg: s.Reference, TCAMCapacity: c.TCAMCapacity})
-		}
-		name := opts.Testbed
-		if name != "" && len(cells) > 1 {
-			name = fmt.Sprintf("%s%d", name, ci)
-		}
-		res, err := live.RunBulk(ctx, live.BulkConfig{
-			Binary: opts.Binary, Name: name, Profiles: profiles,
-			Flows: c.Flows, Rate: c.StartRate, Priority: c.Priority, Duration: dur, SampleInterval: s.TraceInterval,
-			CC: kernelCC(s.CC), PortRate: link.Rate, PortQdisc: link.Qdisc, PortDelay: fmt.Sprintf("%dus", link.Delay.Microseconds()),
-			ProcessOutput: opts.ProcessOutput, Logger: opts.Logger,
-			Progress: func(_, _ int, label string) {
-				done++
-				if opts.Progress != nil {
-					opts.Progress(done, total, c.ID+" "+label)
-				}
-			},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("cell %s: %w", c.ID, err)
-		}
+	var mu sync.Mutex
+	for _, c := range cells {
 		lc := LiveCell{Cell: c}
-		for i, r := range res {
-			if i%2 == 0 {
-				lc.Profile = append(lc.Profile, r)
-			} else {
-				lc.Reference = append(lc.Reference, r)
+		for round := range rounds {
+			// The profile and the reference at the same time, each on a
+			// testbed of its own: the machine's load (other jobs, its
+			// drift) falls on both alike, so their ratio is the switch's.
+			var runs [2][]live.BulkResult
+			var errs [2]error
+			var wg sync.WaitGroup
+			for i, x := range []struct{ arg, role string }{{s.Profile, "p"}, {s.Reference, "r"}} {
+				name := ""
+				if opts.Testbed != "" {
+					name = opts.Testbed + x.role
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					runs[i], errs[i] = live.RunBulk(ctx, live.BulkConfig{
+						Binary: opts.Binary, Name: name, Profiles: []live.BulkProfile{{Arg: x.arg, TCAMCapacity: c.TCAMCapacity}},
+						Flows: c.Flows, Rate: c.StartRate, Priority: c.Priority, Duration: dur, SampleInterval: s.TraceInterval,
+						CC: kernelCC(s.CC), PortRate: link.Rate, PortQdisc: link.Qdisc, PortDelay: fmt.Sprintf("%dus", link.Delay.Microseconds()),
+						ProcessOutput: opts.ProcessOutput, Logger: opts.Logger,
+						Progress: func(_, _ int, label string) {
+							mu.Lock()
+							defer mu.Unlock()
+							done++
+							if opts.Progress != nil {
+								opts.Progress(done, total, fmt.Sprintf("%s round %d %s", c.ID, round+1, label))
+							}
+						},
+					})
+				}()
 			}
+			wg.Wait()
+			if err := errors.Join(errs[0], errs[1]); err != nil {
+				return nil, fmt.Errorf("cell %s round %d: %w", c.ID, round+1, err)
+			}
+			lc.Profile = append(lc.Profile, runs[0]...)
+			lc.Reference = append(lc.Reference, runs[1]...)
 		}
 		lr.Cells = append(lr.Cells, lc)
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,15 +55,16 @@ func (s *syncBuffer) String() string {
 
 // Paper-tcp's live cell, shortened: kernel TCP (Linux reno) through our
 // live switch with the pica8-p3297 profile on a 4-entry TCAM (8 rules:
-// the cache cell) and through ideal on the same TCAM, two rounds, beside
-// the same cell simulated. What it asserts is what holds on a busy
+// the cache cell) and, at the same time on a second testbed, through
+// ideal on the same TCAM, three rounds of 5 s, beside the same cell
+// simulated. What it asserts is what holds on a busy
 // 2-core machine (docs/experiments.md "paper-tcp live" has the spread):
 //   - the cell is the cache cell: the pica8 switch swaps rules in all run
 //     long, drops nothing in its model, sends no Packet-In (no miss);
 //   - every flow connects; TCP_INFO was sampled all run long; the
 //     namespace's TcpRetransSegs is at least the flows' tcpi_total_retrans;
 //   - the kernel's flows through pica8 get less goodput than through
-//     ideal (pooled ratio < 0.92, each round < 1), as ours do;
+//     ideal (pooled ratio < 0.92, the median round's < 0.95), as ours do;
 //   - nothing is left behind (namespaces, processes).
 //
 // Timeouts and time at cwnd = 1 are logged beside ours, not asserted:
@@ -81,9 +83,9 @@ func TestSerialPaperTCPLive(t *testing.T) {
 	out := newSyncBuffer()
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	const dur = 5 * time.Second
+	const dur, rounds = 5 * time.Second, 3
 	lr, err := tcpexp.ExecuteLive(ctx, s, tcpexp.LiveOptions{
-		Binary: bin, Testbed: tag, Duration: dur, Rounds: 2, Workers: 1, ProcessOutput: out,
+		Binary: bin, Testbed: tag, Duration: dur, Rounds: rounds, Workers: 1, ProcessOutput: out,
 	})
 	if err != nil {
 		t.Fatalf("%v\nprocesses:\n%s", err, out.String())
@@ -118,10 +120,15 @@ func TestSerialPaperTCPLive(t *testing.T) {
 		v("live.tcp.nstat_timeouts_per_flow.linux"), v("live.tcp.ref.nstat_timeouts_per_flow.linux"),
 		v("live.tcp.share_time_cwnd1.linux"), v("live.tcp.ref.share_time_cwnd1.linux"), v("live.tcp.swap_ins"), v("live.tcp.queue_drops"))
 
+	for _, runs := range [][]live.BulkResult{lc.Profile, lc.Reference} {
+		for i, r := range runs {
+			t.Logf("%s round %d: %.1f Mbit/s, nstat %v, swap-ins %g, queue drops %g", r.Profile, i+1, goodput(r), r.Nstat, r.SwapIns, r.QueueDrops)
+		}
+	}
 	minSamples := int(dur / s.TraceInterval / 4)
 	for _, runs := range [][]live.BulkResult{lc.Profile, lc.Reference} {
-		if len(runs) != 2 {
-			t.Fatalf("%d runs, want 2 rounds", len(runs))
+		if len(runs) != rounds {
+			t.Fatalf("%d runs, want %d rounds", len(runs), rounds)
 		}
 		for i, r := range runs {
 			var retrans uint64
@@ -153,10 +160,11 @@ func TestSerialPaperTCPLive(t *testing.T) {
 	if x := v("live.tcp.goodput_ratio.linux"); !(x < 0.92) {
 		t.Errorf("kernel: goodput ratio %.3f, want < 0.92 (pica8's cache costs goodput)", x)
 	}
-	for i, x := range lr.Values["live.tcp.rounds.goodput_ratio.linux"] {
-		if !(x < 1) {
-			t.Errorf("kernel round %d: goodput ratio %.3f, want < 1", i+1, x)
-		}
+	// One round may go the other way: a burst of RTOs in the reference
+	// (Reno on a drop-tail queue) can cost it more than the cache costs
+	// pica8 in 5 s; the median round may not.
+	if r := slices.Sorted(slices.Values(lr.Values["live.tcp.rounds.goodput_ratio.linux"])); len(r) != rounds || !(r[rounds/2] < 0.95) {
+		t.Errorf("kernel rounds' goodput ratios %.3f: want the median < 0.95", r)
 	}
 
 	dir := filepath.Join(t.TempDir(), "out")
@@ -168,4 +176,12 @@ func TestSerialPaperTCPLive(t *testing.T) {
 			t.Errorf("output %s: %v", f, err)
 		}
 	}
+}
+
+func goodput(r live.BulkResult) float64 {
+	var b uint64
+	for _, f := range r.Flows {
+		b += f.Received
+	}
+	return float64(b) * 8 / r.Duration.Seconds() / 1e6
 }

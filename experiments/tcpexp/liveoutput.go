@@ -147,11 +147,11 @@ func (lr *LiveResult) writeReport(w io.Writer) error {
 	p, ref := lr.Sim.Profile.Name, lr.Sim.Reference.Name
 	fmt.Fprintf(w, "# %s — live\n\n%s\n\n", s.Name, strings.TrimSpace(s.Description))
 	fmt.Fprintf(w, "Kernel TCP (Linux %s, its own timers and stack: RACK, TLP, F-RTO) from a socket per flow in host 1's namespace "+
-		"to a sink in host 2's, through `pseudocong switch --profile %s` and `--profile %s` in turn, each with a fresh proactive "+
+		"to a sink in host 2's, through `pseudocong switch --profile %s` and, at the same time on a testbed of its own, `--profile %s`, each with a fresh proactive "+
 		"controller (`pseudocong controller --app proactive`) that pushes every flow's two rules when the switch connects. "+
 		"Ports: %s, %s drop-tail, %v one way on each switch port's egress (topology %s). cwnd, ssthresh, RTT, RTO and "+
 		"retransmissions sampled from TCP_INFO every %v; timeouts are tcpi_total_rto (and TcpExtTCPTimeouts from nstat in the "+
-		"client namespace). %d round(s) of %v per switch, profile then reference. Ours: the same cells simulated with Linux "+
+		"client namespace). %d round(s) of %v per switch. Ours: the same cells simulated with Linux "+
 		"timers for %v (seed %d). Wall %.1f s.\n\n",
 		kernelCC(s.CC), p, ref, lr.Link.Rate, lr.Link.Qdisc, lr.Link.Delay, s.Topology, s.TraceInterval, lr.Rounds, lr.Duration,
 		lr.Duration, lr.Sim.Seed, lr.Wall.Seconds())

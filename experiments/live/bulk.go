@@ -223,6 +223,7 @@ func bulkRun(ctx context.Context, cfg BulkConfig, topo *testbed.Topology, bp Bul
 		return nil, err
 	}
 	swBefore := scrapeBulkCounters(ctx, st)
+	cfg.Logger.Info("live bulk: flows start", "profile", prof.Name, "testbed", topo.Name, "flows", cfg.Flows, "duration", cfg.Duration)
 	flows, err := RunKernelBulk(ctx, KernelBulkConfig{
 		ClientNetns: h1.Netns, ServerNetns: h2.Netns, Src: h1.Addr.Addr(), Dst: h2.Addr.Addr(),
 		SrcPorts: ports, DstPort: BulkSinkPort, Rate: cfg.Rate, Duration: cfg.Duration,

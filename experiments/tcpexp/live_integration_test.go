@@ -4,12 +4,15 @@ package tcpexp_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,4 +187,63 @@ func goodput(r live.BulkResult) float64 {
 		b += f.Received
 	}
 	return float64(b) * 8 / r.Duration.Seconds() / 1e6
+}
+
+// cancelOn is a log handler that cancels when a record's message is
+// want.
+type cancelOn struct {
+	want   string
+	seen   chan struct{}
+	once   sync.Once
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Enabled(context.Context, slog.Level) bool { return true }
+func (c *cancelOn) WithAttrs([]slog.Attr) slog.Handler       { return c }
+func (c *cancelOn) WithGroup(string) slog.Handler            { return c }
+func (c *cancelOn) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == c.want {
+		c.once.Do(func() { close(c.seen); c.cancel() })
+	}
+	return nil
+}
+
+// Cancelling a live run as its flows start (the rules are in, both
+// switches up) stops it with the context's error and leaves no
+// namespace and no process behind.
+func TestPaperTCPLiveCancelCleansUp(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireCommand(t, "ip", "nstat")
+	bin := buildBinary(t)
+	s, err := tcpexp.LoadSpec("paper-tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := "pt" + testenv.NewTag()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	h := &cancelOn{want: "live bulk: flows start", seen: make(chan struct{}), cancel: cancel}
+	_, err = tcpexp.ExecuteLive(ctx, s, tcpexp.LiveOptions{Binary: bin, Testbed: tag, Duration: 20 * time.Second, Rounds: 1, Workers: 1, Logger: slog.New(h)})
+	select {
+	case <-h.seen:
+	default:
+		t.Fatalf("the flows never started: %v", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled run: error %v, want context.Canceled", err)
+	}
+	t.Logf("cancelled run: %v", err)
+	if ents, err := os.ReadDir("/var/run/netns"); err == nil {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), tag) {
+				t.Errorf("namespace %s left behind", e.Name())
+			}
+		}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.HasPrefix(string(b), bin+"\x00") {
+			t.Errorf("process left behind: %s", strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
 }

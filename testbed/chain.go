@@ -135,7 +135,7 @@ func chainMAC(i int, end byte) net.HardwareAddr {
 func removeChainLinks(name string, keep int) error {
 	var errs []error
 	for _, end := range []byte{'a', 'b'} {
-		all, err := netlink.LinkList()
+		all, err := linkList()
 		if err != nil {
 			return fmt.Errorf("list links: %w", err)
 		}

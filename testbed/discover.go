@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -39,7 +40,7 @@ func discover(name string) (found, error) {
 			f.namespaces[n] = ns
 		}
 	}
-	links, err := netlink.LinkList()
+	links, err := linkList()
 	if err != nil {
 		return f, fmt.Errorf("list links: %w", err)
 	}
@@ -49,4 +50,21 @@ func discover(name string) (found, error) {
 		}
 	}
 	return f, nil
+}
+
+// linkList is netlink.LinkList, retried while the kernel reports the dump
+// interrupted (NLM_F_DUMP_INTR: links were added or removed meanwhile,
+// e.g. by another testbed going up or down at the same time), when the
+// list may be incomplete. A few retries suffice: each dump takes
+// microseconds.
+func linkList() ([]netlink.Link, error) {
+	var err error
+	for range 20 {
+		var links []netlink.Link
+		links, err = netlink.LinkList()
+		if !errors.Is(err, netlink.ErrDumpInterrupted) {
+			return links, err
+		}
+	}
+	return nil, err
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,12 +15,14 @@ import (
 )
 
 // runTCPExperiment runs one of package tcpexp's specs (paper-tcp,
-// mitigations): `experiment run` sends their names here. Only the sim
-// backend runs them; --profile, --topology, --shard and --series-interval
+// mitigations): `experiment run` sends their names here. The sim backend
+// runs them all; --backend live runs paper-tcp's cache cell with kernel
+// TCP (runTCPLive); --profile, --topology, --shard and --series-interval
 // do not apply.
 func runTCPExperiment(cmd *cobra.Command, v *viper.Viper, name string) error {
-	if b := v.GetString("backend"); b != experiments.BackendSim {
-		return usageErrorf("spec %s runs on the sim backend only (got --backend %s)", name, b)
+	backend := v.GetString("backend")
+	if backend != experiments.BackendSim && backend != experiments.BackendLive {
+		return usageErrorf("spec %s: --backend %s: want %s or %s", name, backend, experiments.BackendSim, experiments.BackendLive)
 	}
 	for _, f := range []string{"profile", "topology", "shard"} {
 		if v.GetString(f) != "" {
@@ -41,6 +45,9 @@ func runTCPExperiment(cmd *cobra.Command, v *viper.Viper, name string) error {
 	if err := experiments.CheckOutputDir(out); err != nil {
 		return usageErrorf("--out: %w", err)
 	}
+	if backend == experiments.BackendLive {
+		return runTCPLive(cmd, v, spec, opts, out)
+	}
 	stderr := cmd.ErrOrStderr()
 	if !v.GetBool("quiet") {
 		fmt.Fprintf(stderr, "running spec %s (%s), backend sim\n", spec.Name, spec.Source)
@@ -59,6 +66,43 @@ func runTCPExperiment(cmd *cobra.Command, v *viper.Viper, name string) error {
 		fmt.Fprintf(cmd.OutOrStdout(), ", mitigations.md")
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), ")")
+	return nil
+}
+
+// runTCPLive is `experiment run paper-tcp --backend live`: the spec's
+// cache cells with kernel TCP through the live switch (tcpexp.ExecuteLive),
+// ours beside them. It needs root; the testbed's name goes to the log, so
+// `pseudocong testbed down --name NAME` cleans up after a SIGKILL.
+func runTCPLive(cmd *cobra.Command, v *viper.Viper, spec *tcpexp.Spec, opts tcpexp.Options, out string) error {
+	if len(spec.Mitigations) > 0 {
+		return usageErrorf("spec %s: a mitigations spec runs on the sim backend only", spec.Name)
+	}
+	if opts.Seed != nil {
+		spec.Seed = *opts.Seed
+	}
+	cells, skipped := tcpexp.LiveCells(spec)
+	if len(cells) == 0 {
+		return usageErrorf("spec %s: no cell the live backend runs (%s)", spec.Name, strings.Join(skipped, "; "))
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("spec %s: the live backend needs root (network namespaces, veths, AF_PACKET sockets)", spec.Name)
+	}
+	lo := tcpexp.LiveOptions{Workers: opts.Workers, Logger: slog.Default()}
+	stderr := cmd.ErrOrStderr()
+	if !v.GetBool("quiet") {
+		fmt.Fprintf(stderr, "running spec %s (%s), backend live: cells %d, not run live: %s\n", spec.Name, spec.Source, len(cells), strings.Join(skipped, "; "))
+		lo.Progress = experiments.NewProgress(stderr).Update
+	}
+	res, err := tcpexp.ExecuteLive(cmd.Context(), spec, lo)
+	if err != nil {
+		return err
+	}
+	files, err := tcpexp.WriteLiveOutputs(out, res)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "spec %s (live): %d live cells, %d rounds of %v per switch, in %.1f s\nwrote %d files to %s (summary.json, report.md)\n",
+		spec.Name, len(res.Cells), res.Rounds, res.Duration, res.Wall.Seconds(), len(files), out)
 	return nil
 }
 

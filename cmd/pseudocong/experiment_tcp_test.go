@@ -16,7 +16,8 @@ func TestExperimentRunTCPSpecUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "paper-tcp", "--out", out, "--backend", "live"}, "sim backend only"},
+		{[]string{"run", "mitigations", "--out", out, "--backend", "live"}, "sim backend only"},
+		{[]string{"run", "paper-tcp", "--out", out, "--backend", "ns3"}, "want sim or live"},
 		{[]string{"run", "paper-tcp", "--out", out, "--profile", "ideal"}, "--profile does not apply"},
 		{[]string{"run", "mitigations", "--out", out, "--shard", "0/2"}, "--shard does not apply"},
 		{[]string{"run", "mitigations", "--out", out, "--workers", "-1"}, "must not be negative"},

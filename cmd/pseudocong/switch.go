@@ -50,6 +50,7 @@ standalone forwards them as an L2 learning switch. Ports are in-memory
 	addLinkEmuFlags(f)
 	addVCCFlags(f)
 	f.Int("buffers", 256, "packet buffers for PACKET_IN (n_buffers); 0 disables buffering")
+	f.Int("tcam-capacity", 0, "TCAM entries; overrides the profile's tcam.capacity with the same timings (a scaled-down cache, as paper-tcp's cache cell; 0: the profile's)")
 	f.Int("table-size", 0, "flow table capacity, TCAM + backing table; overrides the profile's backing_table.capacity (0: TCAM + the profile's backing table)")
 	f.String("metrics-addr", "", "serve Prometheus metrics on HOST:PORT (empty: off)")
 	f.String("private-key", "", "PEM private key for ssl/pssl targets")
@@ -68,7 +69,7 @@ func runSwitch(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	dp, err := loadSwitchDataPlane(v.GetString("profile"), v.GetInt("table-size"))
+	dp, err := loadScaledDataPlane(v.GetString("profile"), v.GetInt("table-size"), v.GetInt("tcam-capacity"))
 	if err != nil {
 		return err
 	}

@@ -33,9 +33,32 @@ type switchDataPlane struct {
 // whole flow table and overrides the profile's backing_table.capacity; 0
 // means the TCAM plus the profile's backing table (pipeline.BackingCapacity).
 func loadSwitchDataPlane(profileArg string, tableSize int) (switchDataPlane, error) {
+	return loadScaledDataPlane(profileArg, tableSize, 0)
+}
+
+// loadScaledDataPlane is loadSwitchDataPlane with --tcam-capacity: a
+// positive tcamCapacity replaces the profile's tcam.capacity (the same
+// timings on a smaller or larger chip, as the sim's tcp_bulk cells scale
+// it, so that a handful of flows are more rules than entries); 0 keeps it.
+func loadScaledDataPlane(profileArg string, tableSize, tcamCapacity int) (switchDataPlane, error) {
 	p, err := profile.Load(profileArg)
 	if err != nil {
 		return switchDataPlane{}, usageErrorf("--profile: %w", err)
+	}
+	if tcamCapacity != 0 {
+		if tcamCapacity < 0 || tcamCapacity > profile.MaxTCAMCapacity {
+			return switchDataPlane{}, usageErrorf("--tcam-capacity %d: want 0 (the profile's) to %d", tcamCapacity, profile.MaxTCAMCapacity)
+		}
+		scaled := *p
+		scaled.TCAM.Capacity = tcamCapacity
+		// A slow-path threshold above the new size means "always the slow
+		// path" (free slots never exceed the capacity), as the sim reads
+		// it; the profile's bound wants it at most the capacity.
+		scaled.TCAM.Timing.SlowMoveFreeSlots = min(scaled.TCAM.Timing.SlowMoveFreeSlots, tcamCapacity)
+		if err := scaled.Validate(); err != nil {
+			return switchDataPlane{}, usageErrorf("--tcam-capacity %d: %w", tcamCapacity, err)
+		}
+		p = &scaled
 	}
 	d := switchDataPlane{profile: p, backing: pipeline.BackingCapacity(p, 0)}
 	if tableSize != 0 {

@@ -24,6 +24,15 @@
 // median RTT to the simulated one is reported; the design's promise is
 // that the two clocks agree within noise.
 //
+// Bulk runs (RunBulk, bulk.go; paper-tcp's live cell): kernel-TCP bulk
+// flows from a socket per flow in host 1 to a sink in host 2 through the
+// switch with a proactive controller (`pseudocong controller --app
+// proactive`) that pushes every flow's rules, the TCAM optionally scaled
+// down (`switch --tcam-capacity`) so the rules are swapped in and out;
+// each sender's cwnd, ssthresh, RTT, RTO and retransmissions are sampled
+// from TCP_INFO (RunKernelBulk, kernelbulk.go), the client namespace's
+// nstat counters read before and after.
+//
 // The package imports experiments/sim but not experiments (which imports
 // it): it takes plain cells in and hands sim.Outcome values and summary
 // values back.

@@ -24,6 +24,13 @@ type stackConfig struct {
 	// ctrlMetrics / swMetrics: /metrics addresses ("" = any port, as reported).
 	ctrlMetrics, swMetrics string
 	output                 func(who string) io.Writer
+	// rules, if set, is a rule file (ovs-ofctl flow syntax) for the
+	// proactive app, which pushes it when the switch connects, instead of
+	// the reactive app; priority is then unused.
+	rules string
+	// switchArgs are extra `pseudocong switch` flags (link emulation,
+	// --tcam-capacity).
+	switchArgs []string
 }
 
 // stack is a running controller and switch.
@@ -83,6 +90,13 @@ func startStack(ctx context.Context, cfg stackConfig) (_ *stack, err error) {
 		"--idle-timeout", "0",
 		"--metrics-addr", orAny(cfg.ctrlMetrics),
 	}
+	if cfg.rules != "" {
+		ctrlArgs = []string{"controller",
+			"--listen", "ptcp:0:127.0.0.1",
+			"--app", "proactive", "--rules", cfg.rules,
+			"--metrics-addr", orAny(cfg.ctrlMetrics),
+		}
+	}
 	if s.ctrl, err = testbed.StartDaemon(testbed.DaemonConfig{Binary: cfg.binary, Args: ctrlArgs, Output: cfg.output("controller"), Ready: true}); err != nil {
 		return s, err
 	}
@@ -101,6 +115,7 @@ func startStack(ctx context.Context, cfg stackConfig) (_ *stack, err error) {
 	for _, p := range cfg.ports {
 		swArgs = append(swArgs, "--port", p)
 	}
+	swArgs = append(swArgs, cfg.switchArgs...)
 	if s.sw, err = testbed.StartDaemon(testbed.DaemonConfig{Binary: cfg.binary, Args: swArgs, Output: cfg.output("switch"), Ready: true}); err != nil {
 		return s, err
 	}

@@ -1,5 +1,6 @@
 // Package tcpexp runs the experiment specs about TCP itself on the sim
-// backend: paper-tcp (paper 000's data-transfer claim: bulk TCP flows
+// backend (and paper-tcp's cache cell with kernel TCP on the live one):
+// paper-tcp (paper 000's data-transfer claim: bulk TCP flows
 // through the pica8-p3297 switch collapse where the same flows through the
 // ideal switch do not) and mitigations (issue 11: the paper's worst cells
 // under each TCAM layout, Packet-In policy, SDN-aware TCP option and
@@ -13,4 +14,10 @@
 // (experiments.Summary's format), per-flow CSVs, cwnd traces (CSV and
 // PNG) and a Markdown report (report.md, and mitigations.md for a spec
 // with mitigations).
+//
+// ExecuteLive (live.go) is the live backend of a spec's cache cells:
+// kernel-TCP bulk flows through the live switch and a proactive
+// controller (experiments/live.RunBulk), the spec's profile against its
+// reference, cwnd and the rest from TCP_INFO, beside the same cells
+// simulated; WriteLiveOutputs writes its outputs.
 package tcpexp

@@ -31,6 +31,12 @@ const (
 // nothing half-written. dir must be absent, empty or a previous run's
 // outputs (it holds summary.json).
 func WriteOutputs(dir string, r *Result) ([]string, error) {
+	return stageOutputs(dir, func(stage string) ([]string, error) { return writeAll(stage, r) })
+}
+
+// stageOutputs fills a staging directory beside dir and renames it into
+// place (WriteOutputs' contract).
+func stageOutputs(dir string, fill func(stage string) ([]string, error)) ([]string, error) {
 	dest, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -44,7 +50,7 @@ func WriteOutputs(dir string, r *Result) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output directory %s: %w", dir, err)
 	}
-	files, err := writeAll(stage, r)
+	files, err := fill(stage)
 	if err != nil {
 		os.RemoveAll(stage)
 		return nil, err
@@ -85,22 +91,12 @@ func writeAll(dir string, r *Result) ([]string, error) {
 			continue
 		}
 		base := fmt.Sprintf("%s_%s_%s_cwnd", b.Cell.ID, b.Timers, b.Role)
-		traces := b.Outcome.TCP.Traces
-		if err := write(base+".csv", func(w io.Writer) error { return tcp.WriteCSV(w, traces) }); err != nil {
-			return nil, err
-		}
 		sw := r.Profile.Name
 		if b.Role == RoleReference {
 			sw = r.Reference.Name
 		}
-		p, err := tcp.PlotSeries(fmt.Sprintf("%s: cwnd of %d bulk flows, %s timers, %s", b.Cell.ID, len(traces), b.Timers, sw),
-			"cwnd (segments)", traces, func(s tcp.Sample) float64 { return float64(s.Cwnd) })
-		if err != nil {
-			return nil, err
-		}
-		p.Legend.Top = false
-		p.Legend = plot.NewLegend() // dozens of flows: no legend
-		if err := write(base+".png", func(w io.Writer) error { return tcp.WritePNG(w, p) }); err != nil {
+		traces := b.Outcome.TCP.Traces
+		if err := writeTraces(write, base, fmt.Sprintf("%s: cwnd of %d bulk flows, %s timers, %s", b.Cell.ID, len(traces), b.Timers, sw), traces); err != nil {
 			return nil, err
 		}
 	}
@@ -119,6 +115,21 @@ func writeAll(dir string, r *Result) ([]string, error) {
 		return nil, err
 	}
 	return files, nil
+}
+
+// writeTraces writes base.csv (tcp.WriteCSV) and base.png (every flow's
+// cwnd against time) through write.
+func writeTraces(write func(string, func(io.Writer) error) error, base, title string, traces []*tcp.Trace) error {
+	if err := write(base+".csv", func(w io.Writer) error { return tcp.WriteCSV(w, traces) }); err != nil {
+		return err
+	}
+	p, err := tcp.PlotSeries(title, "cwnd (segments)", traces, func(s tcp.Sample) float64 { return float64(s.Cwnd) })
+	if err != nil {
+		return err
+	}
+	p.Legend.Top = false
+	p.Legend = plot.NewLegend() // dozens of flows: no legend
+	return write(base+".png", func(w io.Writer) error { return tcp.WritePNG(w, p) })
 }
 
 func (r *Result) firstMitigation() string {

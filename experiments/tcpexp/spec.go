@@ -57,6 +57,9 @@ type Spec struct {
 	// ProbeCells selects the paper's worst probe cells (mitigate.go)
 	// run per mitigation: "full" (the paper's sizes) or "reduced".
 	ProbeCells string `yaml:"probe_cells"`
+	// Live tunes the live backend's runs of the spec (live.go); the sim
+	// ignores it.
+	Live LiveSpec `yaml:"live"`
 
 	Source string `yaml:"-"`
 }
@@ -167,6 +170,9 @@ func (s *Spec) Validate() error {
 	}
 	if len(s.Mitigations) > 0 && !slices.Contains([]string{"full", "reduced", "none"}, s.ProbeCells) {
 		bad("probe_cells %q: want full, reduced or none", s.ProbeCells)
+	}
+	if s.Live.Duration < 0 || s.Live.Duration > maxDuration || s.Live.Rounds < 0 || s.Live.Rounds > maxLiveRounds {
+		bad("live: duration %v must be in [0, %v], rounds %d in [0, %d]", s.Live.Duration, maxDuration, s.Live.Rounds, maxLiveRounds)
 	}
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package tcam
 import (
 	"math"
 	"sort"
+	"time"
 )
 
 // Hermes returns the shadow-partition layout of Hermes (CoNEXT 2017): the
@@ -125,8 +126,13 @@ func (h *hermesPlan) write(s int, e Entry) {
 	h.add(move{From: writeStep - (len(h.p.writes) - 1), To: s})
 }
 
-// ops is the plan's chip operations so far (moves, writes, invalidates).
-func (h *hermesPlan) ops() int { return h.p.count + len(h.p.writes) + h.p.clears }
+// planTime is the modelled time (chip and driver) plan p would take on t:
+// its moves, writes and invalidates, and the final write of the new entry
+// if it has one.
+func (l hermesLayout) planTime(t *TCAM, p placement) time.Duration {
+	chip, cpu := t.timing.Time(t.insertCost(p, t.freeSlots()))
+	return chip + cpu
+}
 
 // migrateLowest moves the lowest-ranked shadow entry into the main slice.
 // A split entry goes in whole (its original rule, written into its main
@@ -210,13 +216,12 @@ func (l hermesLayout) place(t *TCAM, e Entry, build bool) (placement, error) {
 	// wrongly take precedence over it, so either e goes into main in rank
 	// order (after the shadow entries it outranks and overlaps have
 	// migrated), or it goes into the shadow cut into pieces that leave
-	// out every such main entry (Hermes's rule splitting). The plan with
-	// fewer chip operations wins; on a tie main, which leaves no
+	// out every such main entry (Hermes's rule splitting). The plan the
+	// TCAM's timing prices lower wins; on a tie main, which leaves no
 	// migration for later.
 	main, mainErr := l.planMain(h, &e, S)
 	if l.maxSplit(S) > 0 {
-		// main's ops leave out its final write of e.
-		if sp, ok := l.planSplit(h, &e, S); ok && (mainErr != nil || sp.ops() < main.ops()+1) {
+		if sp, ok := l.planSplit(h, &e, S); ok && (mainErr != nil || l.planTime(t, sp.p) < l.planTime(t, main.p)) {
 			sp.p.slot = noWrite
 			return sp.p, nil
 		}

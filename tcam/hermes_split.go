@@ -17,8 +17,8 @@ import "math/bits"
 // set as h has them), so a rule that differs from a cutter in a whole
 // field needs that field's width in pieces. Splits beyond maxSplit pieces
 // (half the shadow), and rules the cutters cover entirely, go to the main
-// slice in rank order instead, as do splits that would cost more chip
-// operations than that main insert right now.
+// slice in rank order instead, as do splits that the TCAM's timing
+// prices above that main insert right now.
 //
 // A deleted cutter would leave its region of a split rule to lower rules,
 // so Delete first migrates (lowest first, as always) until no split rule

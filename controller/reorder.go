@@ -103,13 +103,13 @@ func newReorderMetrics(ns, sub string) (*reorderMetrics, []prometheus.Collector)
 	return m, []prometheus.Collector{m.held, m.reordered, m.dropped, flushes}
 }
 
-// heldAdd is one buffered ADD: its encoding in the arena, its sort key and
-// its match (for the overlap check of a later DELETE or MODIFY).
+// heldAdd is one buffered ADD: its encoding in the arena and its sort
+// key, small so that sorting moves little (its match, for the overlap
+// check of a later DELETE or MODIFY, is reorderer.matches[seq]).
 type heldAdd struct {
 	key      uint32 // effective priority: exact matches above all
-	seq      int    // arrival position in the burst
-	off, end int    // its bytes in reorderer.arena
-	match    openflow.Match
+	seq      int32  // arrival position in the burst
+	off, end int32  // its bytes in reorderer.arena
 }
 
 // reorderer sits between a Session and its transport: it holds FLOW_MOD
@@ -132,13 +132,14 @@ type reorderer struct {
 	metrics *reorderMetrics
 	log     *slog.Logger
 
-	mu     sync.Mutex
-	held   []heldAdd
-	arena  []byte
-	timer  clock.Timer
-	gen    uint64 // bumped per flush: a stale timer's callback does nothing
-	closed bool
-	out    encodedMsg
+	mu      sync.Mutex
+	held    []heldAdd
+	matches []openflow.Match // by arrival position
+	arena   []byte
+	timer   clock.Timer
+	gen     uint64 // bumped per flush: a stale timer's callback does nothing
+	closed  bool
+	out     encodedMsg
 }
 
 func newReorderer(next Switch, cfg ReorderConfig, clk clock.Clock, m *Metrics, log *slog.Logger) *reorderer {
@@ -197,7 +198,8 @@ func (r *reorderer) hold(fm *openflow.FlowMod) error {
 		return fmt.Errorf("reorder: encode FLOW_MOD: %w", err)
 	}
 	r.arena = arena
-	r.held = append(r.held, heldAdd{key: effectivePriority(&fm.Match, fm.Priority), seq: len(r.held), off: off, end: len(arena), match: fm.Match})
+	r.held = append(r.held, heldAdd{key: effectivePriority(&fm.Match, fm.Priority), seq: int32(len(r.held)), off: int32(off), end: int32(len(arena))})
+	r.matches = append(r.matches, fm.Match)
 	if r.metrics != nil {
 		r.metrics.held.Inc()
 	}
@@ -241,19 +243,21 @@ func (r *reorderer) flush(cause int) error {
 		r.timer = nil
 	}
 	held := r.held
-	slices.SortStableFunc(held, func(a, b heldAdd) int {
+	// Descending key, arrival order within a key: a stable sort, done as
+	// an unstable one on (key, seq), which is a total order.
+	slices.SortFunc(held, func(a, b heldAdd) int {
 		switch {
 		case a.key > b.key:
 			return -1
 		case a.key < b.key:
 			return 1
 		}
-		return 0
+		return int(a.seq - b.seq)
 	})
 	var err error
 	sent, moved := 0, 0
 	for i := range held {
-		if held[i].seq != i {
+		if int(held[i].seq) != i {
 			moved++
 		}
 		r.out.set(r.arena[held[i].off:held[i].end])
@@ -270,6 +274,7 @@ func (r *reorderer) flush(cause int) error {
 		}
 	}
 	r.held = held[:0]
+	r.matches = r.matches[:0]
 	r.arena = r.arena[:0]
 	r.out.raw = nil
 	if err != nil {
@@ -296,12 +301,12 @@ func (r *reorderer) close() {
 		r.metrics.flushes[flushClose].Inc()
 		r.metrics.dropped.Add(float64(n))
 	}
-	r.held, r.arena = nil, nil
+	r.held, r.matches, r.arena = nil, nil, nil
 }
 
 func (r *reorderer) overlapsHeld(m *openflow.Match) bool {
-	for i := range r.held {
-		if matchesOverlap(&r.held[i].match, m) {
+	for i := range r.matches {
+		if matchesOverlap(&r.matches[i], m) {
 			return true
 		}
 	}

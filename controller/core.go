@@ -20,6 +20,10 @@ type Config struct {
 	Metrics *Metrics
 	// Logger defaults to discarding.
 	Logger *slog.Logger
+	// Reorder, when enabled, puts a Tango-style reorderer between each
+	// session and its switch: bursts of FLOW_MOD ADDs go out highest
+	// priority first (see ReorderConfig). Off by default.
+	Reorder ReorderConfig
 }
 
 // Core is the transport-independent controller: it wraps each switch in a
@@ -30,6 +34,7 @@ type Core struct {
 	clock     clock.Clock
 	metrics   *Metrics
 	log       *slog.Logger
+	reorder   ReorderConfig
 	connected atomic.Int64
 }
 
@@ -44,7 +49,10 @@ func NewCore(cfg Config) *Core {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Core{app: cfg.App, clock: cfg.Clock, metrics: cfg.Metrics, log: cfg.Logger}
+	if err := cfg.Reorder.Validate(); err != nil {
+		panic("controller: " + err.Error())
+	}
+	return &Core{app: cfg.App, clock: cfg.Clock, metrics: cfg.Metrics, log: cfg.Logger, reorder: cfg.Reorder}
 }
 
 // Metrics returns the core's metrics (possibly nil), so a shell can count
@@ -58,6 +66,10 @@ func (c *Core) Connected() int { return int(c.connected.Load()) }
 // the app. The returned Session is the Switch the app sees.
 func (c *Core) Connect(sw Switch) *Session {
 	s := &Session{core: c, sw: sw}
+	if c.reorder.Enabled() {
+		s.ro = newReorderer(sw, c.reorder, c.clock, c.metrics, c.log)
+		s.sw = s.ro
+	}
 	s.packetInAt.Store(noPacketIn)
 	s.batchAt.Store(noPacketIn)
 	c.connected.Add(1)
@@ -75,7 +87,8 @@ const noPacketIn = math.MinInt64
 // delegating to the transport's Switch, counting and timing on the way.
 type Session struct {
 	core *Core
-	sw   Switch
+	sw   Switch     // the transport's Switch, or ro in front of it
+	ro   *reorderer // nil unless Config.Reorder is enabled
 	// packetInAt is the clock reading (UnixNano) at which the PACKET_IN
 	// being handled arrived, noPacketIn when none is pending. The first
 	// FLOW_MOD sent while it is set ends the measurement.
@@ -251,6 +264,9 @@ func (s *Session) Disconnect() {
 		return
 	}
 	c := s.core
+	if s.ro != nil {
+		s.ro.close() // held ADDs have no switch to go to
+	}
 	s.flushed(c.clock.Now().UnixNano()) // what the last batch counted
 	c.connected.Add(-1)
 	c.metrics.switchConnected(-1)

@@ -19,6 +19,7 @@ type Metrics struct {
 	errorsReceived *prometheus.CounterVec
 	protocolErrors prometheus.Counter
 	macsDropped    prometheus.Counter
+	reorder        *reorderMetrics
 
 	// The TCP shell's admission control (see ServerConfig.MaxConns).
 	openConns         prometheus.Gauge
@@ -126,7 +127,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			}
 		}
 	}
+	var reorderCollectors []prometheus.Collector
+	m.reorder, reorderCollectors = newReorderMetrics(ns, sub)
 	if reg != nil {
+		for _, c := range reorderCollectors {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("controller metrics: %w", err)
+			}
+		}
 		for _, c := range []prometheus.Collector{m.handling, messages, m.connected, m.flowMods, m.errorsReceived, m.protocolErrors, m.macsDropped} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("controller metrics: %w", err)

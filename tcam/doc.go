@@ -80,7 +80,14 @@
 // migrating need several chains and invalidates: a general plan, which the
 // executor checks by simulating it slot by slot (every move reads a live
 // entry and writes a free slot or a stale copy; invalidates clear stale
-// copies; no stale copy is left) before the first write. The property
+// copies; no stale copy is left) before the first write. Hermes's rule
+// splitting adds two steps to general plans: a write of a given entry
+// (a piece of the new rule, or a split rule's whole rule as it migrates)
+// into a free slot, and the retire of a live piece once its whole rule
+// has been written (hermes_split.go). A split rule is the one case where
+// one entry holds several slots; its pieces answer as the whole entry,
+// and while they are written one by one each packet sees the old table
+// or the new one, not all packets switch at one write. The property
 // test checks lookups after every single chip write of every plan.
 //
 // # Move order: lookups never see a wrong answer

@@ -4,13 +4,26 @@ import "fmt"
 
 // move relocates the entry in slot From into slot To. To == clearSlot
 // instead invalidates From, which must then hold a stale copy (a general
-// plan's way to free a slot a move left behind).
+// plan's way to free a slot a move left behind). Two more steps exist in
+// general plans only, for hermes's rule splitting (hermes_split.go):
+// From <= writeStep writes placement.writes[writeStep-From] into slot To
+// (a piece of the new entry, or the whole rule of a split entry being
+// migrated), and
+// To == retireSlot invalidates From, a live piece of an entry whose whole
+// rule an earlier write step of the same plan installed.
 type move struct {
 	From, To int
 }
 
 // clearSlot as a move's To marks an invalidate of From.
 const clearSlot = -1
+
+// writeStep (and below) as a move's From and retireSlot as its To (see
+// move).
+const (
+	writeStep  = -2
+	retireSlot = -3
+)
 
 // noWrite as a placement's slot marks a plan that writes no new entry (a
 // layout's background work, see Background).
@@ -42,19 +55,48 @@ type placement struct {
 	clears  int    // number of invalidates among moves (general plans only)
 	moves   []move // nil when the layout was asked only to count
 	general bool
+	// writes are the entries the plan's write steps install (general
+	// plans only). split says the new entry goes in as the pieces among
+	// them (slot is then noWrite), cut around the main-slice entries
+	// cutters.
+	writes  []Entry
+	split   bool
+	cutters []uint64
 }
 
 // execute carries out a placement on the chip, one write at a time.
 func (t *TCAM) execute(e Entry, p placement) error {
-	if err := t.checkPlan(p); err != nil {
+	if err := t.checkPlan(e.ID, p); err != nil {
 		return err
 	}
+	var pieces []*locator
 	for _, mv := range p.moves {
-		if mv.To == clearSlot {
+		switch {
+		case mv.To == clearSlot || mv.To == retireSlot:
 			t.invalidate(mv.From)
-			continue
+		case mv.From <= writeStep:
+			w := p.writes[writeStep-mv.From]
+			loc := &locator{}
+			if p.split && w.ID == e.ID {
+				pieces = append(pieces, loc)
+			} else {
+				// The whole rule of a split entry, migrating: it is an
+				// ordinary entry from now on; its pieces are retired next.
+				t.where[w.ID] = loc
+				delete(t.split, w.ID)
+			}
+			t.writeSlot(mv.To, w, loc)
+		default:
+			t.moveSlot(mv.From, mv.To)
 		}
-		t.moveSlot(mv.From, mv.To)
+	}
+	if p.split {
+		if t.split == nil {
+			t.split = make(map[uint64]*splitEntry)
+		}
+		t.where[e.ID] = pieces[0]
+		t.split[e.ID] = &splitEntry{orig: e, pieces: pieces, cutters: p.cutters}
+		return nil
 	}
 	if p.slot == noWrite {
 		return nil
@@ -84,9 +126,9 @@ func (t *TCAM) writeSlot(s int, e Entry, loc *locator) {
 	}
 }
 
-func (t *TCAM) checkPlan(p placement) error {
+func (t *TCAM) checkPlan(newID uint64, p placement) error {
 	if p.general {
-		return t.checkGeneral(p)
+		return t.checkGeneral(newID, p)
 	}
 	return t.checkChain(p)
 }
@@ -132,7 +174,7 @@ const (
 )
 
 // checkGeneral simulates a general plan on the slot states alone.
-func (t *TCAM) checkGeneral(p placement) error {
+func (t *TCAM) checkGeneral(newID uint64, p placement) error {
 	inRange := func(s int) bool { return s >= 0 && s < len(t.slots) }
 	state := make(map[int]uint8, 2*len(p.moves)+1)
 	get := func(s int) uint8 {
@@ -144,10 +186,49 @@ func (t *TCAM) checkGeneral(p placement) error {
 		}
 		return stFree
 	}
-	moves, clears := 0, 0
+	// ids tracks which entry a slot's copy belongs to, for retire steps.
+	ids := make(map[int]uint64, len(state))
+	idOf := func(s int) uint64 {
+		if id, ok := ids[s]; ok {
+			return id
+		}
+		return t.slots[s].e.ID
+	}
+	wholeWritten, retired := map[uint64]bool{}, map[uint64]int{}
+	moves, clears, writes, pieces := 0, 0, 0, 0
 	for i, mv := range p.moves {
+		if mv.From <= writeStep {
+			w := writeStep - mv.From
+			if w >= len(p.writes) || !inRange(mv.To) {
+				return fmt.Errorf("write step %d (entry %d into slot %d) out of range", i, w, mv.To)
+			}
+			if get(mv.To) == stLive {
+				return fmt.Errorf("write step %d overwrites live slot %d", i, mv.To)
+			}
+			we := p.writes[w]
+			if p.split && we.ID == newID {
+				pieces++
+			} else {
+				if _, ok := t.split[we.ID]; !ok {
+					return fmt.Errorf("write step %d installs entry %d, which is neither a new piece nor a split entry", i, we.ID)
+				}
+				wholeWritten[we.ID] = true
+			}
+			state[mv.To], ids[mv.To] = stLive, we.ID
+			writes++
+			continue
+		}
 		if !inRange(mv.From) {
 			return fmt.Errorf("step %d reads slot %d out of range", i, mv.From)
+		}
+		if mv.To == retireSlot {
+			if get(mv.From) != stLive || !wholeWritten[idOf(mv.From)] {
+				return fmt.Errorf("step %d retires slot %d, which holds no piece of an entry written whole before it", i, mv.From)
+			}
+			state[mv.From] = stFree
+			retired[idOf(mv.From)]++
+			clears++
+			continue
 		}
 		if mv.To == clearSlot {
 			if get(mv.From) != stStale {
@@ -168,10 +249,19 @@ func (t *TCAM) checkGeneral(p placement) error {
 		}
 		state[mv.To] = stLive
 		state[mv.From] = stStale
+		ids[mv.To] = idOf(mv.From)
 		moves++
 	}
-	if moves != p.count || clears != p.clears {
-		return fmt.Errorf("layout planned %d moves and %d invalidates but listed %d and %d", p.count, p.clears, moves, clears)
+	if moves != p.count || clears != p.clears || writes != len(p.writes) {
+		return fmt.Errorf("layout planned %d moves, %d invalidates and %d writes but listed %d, %d and %d", p.count, p.clears, len(p.writes), moves, clears, writes)
+	}
+	if p.split && (pieces == 0 || p.slot != noWrite) {
+		return fmt.Errorf("split plan writes %d pieces and targets slot %d", pieces, p.slot)
+	}
+	for id := range wholeWritten {
+		if n := len(t.split[id].pieces); retired[id] != n {
+			return fmt.Errorf("plan installs split entry %d whole but retires %d of its %d pieces", id, retired[id], n)
+		}
 	}
 	if p.slot != noWrite {
 		if !inRange(p.slot) {

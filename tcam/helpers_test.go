@@ -66,8 +66,13 @@ func allLayouts(tb testing.TB) []Layout {
 		}
 		ls = append(ls, l)
 	}
-	return append(ls, GapK(1), GapK(3))
+	return append(ls, GapK(1), GapK(3), Hermes(splitShadow))
 }
+
+// splitShadow is the shadow share of the extra hermes layout the tests
+// run: large enough for small tables to hold split rules (maxSplit is
+// half the shadow), which the default 5 % of a 4..43-slot table is not.
+const splitShadow = 0.3
 
 // checkInvariants verifies the TCAM's bookkeeping against its slots and
 // the layout invariant: every pair of overlapping entries in rank order by
@@ -87,7 +92,7 @@ func checkInvariants(tb testing.TB, tc *TCAM) {
 		tb.Fatalf("%d entries in %d usable slots", tc.Len(), tc.Usable())
 	}
 	ordered := rankOrdered(tc.layout)
-	n := 0
+	n, pieces := 0, 0
 	prev := -1
 	for s, sl := range tc.slots {
 		if !sl.valid {
@@ -96,7 +101,26 @@ func checkInvariants(tb testing.TB, tc *TCAM) {
 		if n >= len(tc.valid) || int(tc.valid[n]) != s {
 			tb.Fatalf("valid list %v disagrees with slot %d", tc.valid, s)
 		}
-		if got, ok := tc.SlotOf(sl.e.ID); !ok || got != s || tc.where[sl.e.ID] != sl.loc {
+		if sp, ok := tc.split[sl.e.ID]; ok {
+			// A piece of a split entry: in the shadow, inside its rule,
+			// clear of every cutter, listed with the entry.
+			found := false
+			for _, l := range sp.pieces {
+				found = found || l == sl.loc
+			}
+			if !found || int(sl.loc.slot) != s || tc.where[sl.e.ID] != sp.pieces[0] {
+				tb.Fatalf("piece of split entry %d in slot %d not recorded", sl.e.ID, s)
+			}
+			if !coversTernary(&sp.orig.Rule, &sl.e.Rule) || sl.e.Priority != sp.orig.Priority {
+				tb.Fatalf("piece in slot %d is not inside split entry %d", s, sl.e.ID)
+			}
+			for _, c := range sp.cutters {
+				if cl, ok := tc.where[c]; ok && overlaps(&tc.slots[cl.slot].e.Rule, &sl.e.Rule) {
+					tb.Fatalf("piece of split entry %d in slot %d overlaps its cutter %d", sl.e.ID, s, c)
+				}
+			}
+			pieces++
+		} else if got, ok := tc.SlotOf(sl.e.ID); !ok || got != s || tc.where[sl.e.ID] != sl.loc {
 			tb.Fatalf("SlotOf(%d) = %d,%v, entry sits in slot %d", sl.e.ID, got, ok, s)
 		}
 		if ordered && prev >= 0 && !tc.tie.Outranks(&tc.slots[prev].e, &sl.e) {
@@ -106,9 +130,23 @@ func checkInvariants(tb testing.TB, tc *TCAM) {
 		prev = s
 		n++
 	}
-	if n != len(tc.valid) || n != len(tc.where) {
-		tb.Fatalf("%d valid slots, valid list %d, where %d", n, len(tc.valid), len(tc.where))
+	extra := 0 // slots beyond one per entry
+	for _, sp := range tc.split {
+		extra += len(sp.pieces) - 1
 	}
+	if n != len(tc.valid) || n != len(tc.where)+extra {
+		tb.Fatalf("%d valid slots (%d pieces), valid list %d, where %d, extra pieces %d", n, pieces, len(tc.valid), len(tc.where), extra)
+	}
+}
+
+// coversTernary reports whether every key matching inner matches outer.
+func coversTernary(outer, inner *Ternary) bool {
+	for i := range outer.Mask {
+		if outer.Mask[i]&^inner.Mask[i] != 0 || (outer.Value[i]^inner.Value[i])&outer.Mask[i] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // fieldMask returns the Key bits of the fields set (non-zero) in f: pass
@@ -179,6 +217,22 @@ func (u universe) randomRule() Ternary {
 	mask := fieldMask(m)
 	v := u.fields().Key()
 	return Ternary{Value: v.Masked(&mask), Mask: mask}
+}
+
+// nestedRule matches IPv4 source prefixes of /28 to /32 within one /28
+// and, half the time, one TCP destination port: rules nest and differ in
+// a few bits, so hermes can split a rule around the main-slice rules that
+// outrank it in a handful of pieces.
+func (u universe) nestedRule() Ternary {
+	r := u.rng
+	m := Fields{DlType: 0xffff, NwSrc: ^uint32(0) << r.IntN(5)}
+	v := Fields{DlType: 0x0800, NwSrc: 0x0a000000 | uint32(r.IntN(16)), NwProto: 6, TpDst: []uint16{22, 80}[r.IntN(2)]}
+	if r.IntN(2) == 0 {
+		m.NwProto, m.TpDst = 0xff, 0xffff
+	}
+	mask := fieldMask(m)
+	k := v.Key()
+	return Ternary{Value: k.Masked(&mask), Mask: mask}
 }
 
 // disjointRule matches exactly one source address, distinct per id, so

@@ -3,6 +3,7 @@ package tcam
 import (
 	"math"
 	"sort"
+	"time"
 )
 
 // Hermes returns the shadow-partition layout of Hermes (CoNEXT 2017): the
@@ -48,13 +49,18 @@ func region(t *TCAM, lo, hi int) (i0, i1 int) {
 }
 
 // orderedInto plans an ordered insert of e into slots [lo, hi) among the
-// entries there: the hole after the last entry that outranks it, else a
+// entries there: the hole after the last entry that outranks it (or is an
+// earlier piece of the same split entry: pieces are disjoint, so they
+// simply go after each other), else a
 // shift toward the nearest free slot of the region. The last step writes
 // e (when from < 0) or moves it from slot from. ok is false when the
 // region is full.
 func orderedInto(t *TCAM, e *Entry, lo, hi int) (chain []move, slot int, ok bool) {
 	i0, i1 := region(t, lo, hi)
-	k := i0 + sort.Search(i1-i0, func(j int) bool { return !t.tie.Outranks(&t.slots[t.valid[i0+j]].e, e) })
+	k := i0 + sort.Search(i1-i0, func(j int) bool {
+		x := &t.slots[t.valid[i0+j]].e
+		return x.ID != e.ID && !t.tie.Outranks(x, e)
+	})
 	a, b := lo-1, hi
 	if k-1 >= i0 {
 		a = int(t.valid[k-1])
@@ -89,25 +95,48 @@ func orderedInto(t *TCAM, e *Entry, lo, hi int) (chain []move, slot int, ok bool
 	return nil, 0, false
 }
 
-// hermesPlan accumulates a general plan on a scratch copy.
+// hermesPlan accumulates a general plan on a scratch copy of real.
 type hermesPlan struct {
-	sc    *TCAM
-	p     placement
-	plain bool // still a single chain with no migration
+	real *TCAM
+	sc   *TCAM
+	p    placement
+}
+
+func newHermesPlan(t *TCAM, slot int) *hermesPlan {
+	return &hermesPlan{real: t, sc: t.scratch(), p: placement{general: true, slot: slot}}
 }
 
 func (h *hermesPlan) add(mv move) {
 	h.p.moves = append(h.p.moves, mv)
-	if mv.To == clearSlot {
+	switch {
+	case mv.To == clearSlot || mv.To == retireSlot:
 		h.p.clears++
 		h.sc.invalidate(mv.From)
-		return
+	case mv.From <= writeStep:
+		h.sc.writeSlot(mv.To, h.p.writes[writeStep-mv.From], &locator{})
+	default:
+		h.p.count++
+		h.sc.moveSlot(mv.From, mv.To)
 	}
-	h.p.count++
-	h.sc.moveSlot(mv.From, mv.To)
+}
+
+// write adds a write step of e into slot s.
+func (h *hermesPlan) write(s int, e Entry) {
+	h.p.writes = append(h.p.writes, e)
+	h.add(move{From: writeStep - (len(h.p.writes) - 1), To: s})
+}
+
+// planTime is the modelled time (chip and driver) plan p would take on t:
+// its moves, writes and invalidates, and the final write of the new entry
+// if it has one.
+func (l hermesLayout) planTime(t *TCAM, p placement) time.Duration {
+	chip, cpu := t.timing.Time(t.insertCost(p, t.freeSlots()))
+	return chip + cpu
 }
 
 // migrateLowest moves the lowest-ranked shadow entry into the main slice.
+// A split entry goes in whole (its original rule, written into its main
+// slot) and then its pieces are retired; until then they answer.
 func (h *hermesPlan) migrateLowest(S int) bool {
 	t := h.sc
 	i0, i1 := region(t, 0, S)
@@ -116,6 +145,23 @@ func (h *hermesPlan) migrateLowest(S int) bool {
 	}
 	zs := int(t.valid[i1-1])
 	z := t.slots[zs].e
+	if sp, ok := h.real.split[z.ID]; ok {
+		chain, slot, ok := orderedInto(t, &sp.orig, S, len(t.slots))
+		if !ok {
+			return false
+		}
+		for _, mv := range chain {
+			h.add(mv)
+		}
+		h.write(slot, sp.orig)
+		// Its pieces are adjacent in rank order: the lowest shadow slots.
+		for j := i1 - 1; j >= i0 && t.slots[t.valid[j]].e.ID == z.ID; {
+			h.add(move{From: int(t.valid[j]), To: retireSlot})
+			i0, i1 = region(t, 0, S)
+			j = i1 - 1
+		}
+		return true
+	}
 	chain, slot, ok := orderedInto(t, &z, S, len(t.slots))
 	if !ok {
 		return false
@@ -125,7 +171,6 @@ func (h *hermesPlan) migrateLowest(S int) bool {
 	}
 	h.add(move{From: zs, To: slot})
 	h.add(move{From: zs, To: clearSlot})
-	h.plain = false
 	return true
 }
 
@@ -147,7 +192,7 @@ func (l hermesLayout) place(t *TCAM, e Entry, build bool) (placement, error) {
 		}
 		return p, nil
 	}
-	h := &hermesPlan{sc: t.scratch(), p: placement{general: true}}
+	h := newHermesPlan(t, 0)
 	if !toMain {
 		// The shadow is full: migrate its lowest entry to make room. If
 		// that entry outranks e and overlaps it, e now belongs in main.
@@ -156,52 +201,64 @@ func (l hermesLayout) place(t *TCAM, e Entry, build bool) (placement, error) {
 		}
 		toMain = mainOutranks(h.sc, &e, S)
 	}
-	if toMain {
-		for conflict(h.sc, &e, S) {
-			if !h.migrateLowest(S) {
-				return placement{}, ErrFull
-			}
+	if !toMain {
+		chain, slot, ok := orderedInto(h.sc, &e, 0, S)
+		if !ok {
+			return placement{}, ErrFull
+		}
+		for _, mv := range chain {
+			h.add(mv)
+		}
+		h.p.slot = slot
+		return h.p, nil
+	}
+	// A main-slice entry outranks e and overlaps it. The shadow would
+	// wrongly take precedence over it, so either e goes into main in rank
+	// order (after the shadow entries it outranks and overlaps have
+	// migrated), or it goes into the shadow cut into pieces that leave
+	// out every such main entry (Hermes's rule splitting). The plan the
+	// TCAM's timing prices lower wins; on a tie main, which leaves no
+	// migration for later.
+	main, mainErr := l.planMain(h, &e, S)
+	if l.maxSplit(S) > 0 {
+		if sp, ok := l.planSplit(h, &e, S); ok && (mainErr != nil || l.planTime(t, sp.p) < l.planTime(t, main.p)) {
+			sp.p.slot = noWrite
+			return sp.p, nil
 		}
 	}
-	lo, hi := 0, S
-	if toMain {
-		lo, hi = S, n
+	if mainErr != nil {
+		return placement{}, mainErr
 	}
-	chain, slot, ok := orderedInto(h.sc, &e, lo, hi)
+	return main.p, nil
+}
+
+// planMain continues h with e's insert into the main slice: first the
+// shadow entries e outranks and overlaps migrate, lowest first.
+func (l hermesLayout) planMain(h0 *hermesPlan, e *Entry, S int) (*hermesPlan, error) {
+	h := &hermesPlan{real: h0.real, sc: h0.sc.scratch(), p: clonePlan(h0.p)}
+	for conflict(h.sc, e, S) {
+		if !h.migrateLowest(S) {
+			return nil, ErrFull
+		}
+	}
+	chain, slot, ok := orderedInto(h.sc, e, S, len(h.sc.slots))
 	if !ok {
-		return placement{}, ErrFull
+		return nil, ErrFull
 	}
 	for _, mv := range chain {
 		h.add(mv)
 	}
 	h.p.slot = slot
-	return h.p, nil
+	return h, nil
 }
 
-// mainOutranks reports whether a main-slice entry outranks e and overlaps
-// it (e cannot then go into the shadow).
-func mainOutranks(t *TCAM, e *Entry, S int) bool {
-	i0, _ := region(t, S, len(t.slots))
-	for _, s := range t.valid[i0:] {
-		x := &t.slots[s].e
-		if t.tie.Outranks(x, e) && overlaps(&x.Rule, &e.Rule) {
-			return true
-		}
-	}
-	return false
-}
-
-// conflict reports whether a shadow entry is outranked by e and overlaps
-// it (e cannot then go into the main slice before it has migrated).
-func conflict(t *TCAM, e *Entry, S int) bool {
-	i0, i1 := region(t, 0, S)
-	for i := i0; i < i1; i++ {
-		x := &t.slots[t.valid[i]].e
-		if t.tie.Outranks(e, x) && overlaps(&x.Rule, &e.Rule) {
-			return true
-		}
-	}
-	return false
+// clonePlan copies a plan's step lists so two continuations of one
+// prefix do not share them.
+func clonePlan(p placement) placement {
+	p.moves = append([]move(nil), p.moves...)
+	p.writes = append([]Entry(nil), p.writes...)
+	p.cutters = append([]uint64(nil), p.cutters...)
+	return p
 }
 
 // hermesBatch is the share of the shadow one Background call migrates.
@@ -215,11 +272,38 @@ func (l hermesLayout) pending(t *TCAM) bool {
 
 func (l hermesLayout) background(t *TCAM) (placement, error) {
 	S := l.reserved(len(t.slots))
-	h := &hermesPlan{sc: t.scratch(), p: placement{general: true, slot: noWrite}}
+	h := newHermesPlan(t, noWrite)
 	for range max(1, S/hermesBatchDiv) {
 		if !h.migrateLowest(S) {
 			break
 		}
 	}
 	return h.p, nil
+}
+
+// mainOutranks reports whether a main-slice entry outranks e and overlaps
+// it (e cannot then go into the shadow whole).
+func mainOutranks(t *TCAM, e *Entry, S int) bool {
+	i0, _ := region(t, S, len(t.slots))
+	for _, s := range t.valid[i0:] {
+		x := &t.slots[s].e
+		if t.tie.Outranks(x, e) && overlaps(&x.Rule, &e.Rule) {
+			return true
+		}
+	}
+	return false
+}
+
+// conflict reports whether a shadow entry (or piece) is outranked by e and
+// overlaps it (e cannot then go into the main slice before it has
+// migrated).
+func conflict(t *TCAM, e *Entry, S int) bool {
+	i0, i1 := region(t, 0, S)
+	for i := i0; i < i1; i++ {
+		x := &t.slots[t.valid[i]].e
+		if t.tie.Outranks(e, x) && overlaps(&x.Rule, &e.Rule) {
+			return true
+		}
+	}
+	return false
 }

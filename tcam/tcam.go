@@ -52,6 +52,11 @@ type TCAM struct {
 
 	total   Cost
 	moveBuf []move
+	// split holds the entries hermes keeps in its shadow slice as pieces
+	// (hermes_split.go); where points at the first piece. nil until the
+	// first split.
+	split map[uint64]*splitEntry
+
 	// usable is the number of entries the layout lets the TCAM hold:
 	// Capacity less any slots it reserves (hermes's shadow slice).
 	usable int
@@ -135,7 +140,14 @@ func (t *TCAM) SlotOf(id uint64) (int, bool) {
 func (t *TCAM) Entries() []Entry {
 	out := make([]Entry, 0, len(t.valid))
 	for _, s := range t.valid {
-		out = append(out, t.slots[s].e)
+		e := t.slots[s].e
+		if sp, ok := t.split[e.ID]; ok {
+			if sp.pieces[0] != t.slots[s].loc {
+				continue // one line per entry, at its first piece
+			}
+			e = sp.orig
+		}
+		out = append(out, e)
 	}
 	return out
 }
@@ -146,7 +158,11 @@ func (t *TCAM) Lookup(k Key) (slotIndex int, e Entry, ok bool) {
 	t.charge(Cost{Lookups: 1})
 	for _, s := range t.valid {
 		if t.slots[s].e.Rule.Matches(&k) {
-			return int(s), t.slots[s].e, true
+			e := t.slots[s].e
+			if sp, ok := t.split[e.ID]; ok {
+				e = sp.orig // a piece answers as the rule it was cut from
+			}
+			return int(s), e, true
 		}
 	}
 	return -1, Entry{}, false
@@ -236,9 +252,34 @@ func (t *TCAM) Delete(id uint64) (Cost, error) {
 	if !ok {
 		return Cost{}, fmt.Errorf("tcam: delete id %d: %w", id, ErrNotFound)
 	}
+	// A hermes entry that split shadow entries were cut around: they
+	// migrate first, else the region they left to it would fall through
+	// to lower rules (hermes_split.go).
+	var c Cost
+	if r, ok := t.layout.(deleteRepairer); ok {
+		p, need, err := r.beforeDelete(t, id)
+		if err != nil {
+			return Cost{}, fmt.Errorf("tcam: delete id %d with layout %s: %w", id, t.layout.Name(), err)
+		}
+		if need {
+			free := t.freeSlots()
+			if err := t.execute(Entry{}, p); err != nil {
+				return Cost{}, fmt.Errorf("tcam: delete id %d with layout %s: %w", id, t.layout.Name(), err)
+			}
+			c = t.insertCost(p, free)
+		}
+	}
 	delete(t.where, id)
-	t.invalidate(int(loc.slot))
-	c := Cost{Invalidates: 1}
+	if sp, ok := t.split[id]; ok {
+		for _, l := range sp.pieces {
+			t.invalidate(int(l.slot))
+			c.Invalidates++
+		}
+		delete(t.split, id)
+	} else {
+		t.invalidate(int(loc.slot))
+		c.Invalidates++
+	}
 	c.Cycles = t.timing.Cycles(c)
 	t.charge(c)
 	return c, nil
@@ -254,15 +295,15 @@ func (t *TCAM) checkInsertable(e Entry) error {
 	return nil
 }
 
-// freeSlots is the number of slots not holding an entry.
-func (t *TCAM) freeSlots() int { return len(t.slots) - len(t.where) }
+// freeSlots is the number of slots not holding an entry (or a piece).
+func (t *TCAM) freeSlots() int { return len(t.slots) - len(t.valid) }
 
 // insertCost is the cost of plan p (its moves and invalidates, then one
 // write of the new entry unless it writes none), with free slots free
 // before it.
 func (t *TCAM) insertCost(p placement, free int) Cost {
 	m := int64(p.count)
-	c := Cost{Writes: m, Reads: m, Moves: m, Invalidates: int64(p.clears)}
+	c := Cost{Writes: m + int64(len(p.writes)), Reads: m, Moves: m, Invalidates: int64(p.clears)}
 	if p.slot != noWrite {
 		c.Writes++
 	}

@@ -54,6 +54,8 @@ passive forms ptcp:PORT[:HOST], pssl:PORT[:HOST] (needs --private-key,
 	f.Uint16("constant-priority", controller.DefaultConstantPriority, "priority of reactive flows under --priority constant")
 	f.Duration("idle-timeout", controller.DefaultIdleTimeout, "idle timeout of reactive flows (whole seconds; 0 = permanent)")
 	f.Duration("hard-timeout", 0, "hard timeout of reactive flows (whole seconds; 0 = none)")
+	f.Duration("reorder-window", 0, fmt.Sprintf("hold FLOW_MOD ADDs up to this long and send each burst highest priority first, never across a BARRIER or an overlapping DELETE/MODIFY (Tango, CoNEXT 2014; 0 = off, the default; %v is a typical value)", controller.DefaultReorderWindow))
+	f.Int("reorder-limit", controller.DefaultReorderLimit, "most FLOW_MOD ADDs --reorder-window holds; a full buffer is sent at once")
 	f.Uint16("miss-send-len", openflow.DefaultMissSendLen, "SET_CONFIG miss_send_len: bytes of a buffered missed packet sent in PACKET_IN")
 	f.Duration("echo-interval", controller.DefaultEchoInterval, "send ECHO_REQUEST after this much silence, disconnect after twice it (negative: off)")
 	f.Duration("handshake-timeout", controller.DefaultHandshakeTimeout, "close a connection that has not completed HELLO and FEATURES (TLS included) within this")
@@ -84,6 +86,10 @@ func runController(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	reorder, err := reorderConfig(v)
+	if err != nil {
+		return err
+	}
 	ln, err := listenSwitches(v)
 	if err != nil {
 		return err
@@ -96,7 +102,7 @@ func runController(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 	}
-	core := controller.NewCore(controller.Config{App: app, Metrics: metrics, Logger: log})
+	core := controller.NewCore(controller.Config{App: app, Metrics: metrics, Logger: log, Reorder: reorder})
 	limits.Core = core
 	limits.MissSendLen = uint16(v.GetUint("miss-send-len"))
 	limits.EchoInterval = v.GetDuration("echo-interval")
@@ -108,6 +114,18 @@ func runController(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// reorderConfig reads --reorder-window and --reorder-limit.
+func reorderConfig(v *viper.Viper) (controller.ReorderConfig, error) {
+	cfg := controller.ReorderConfig{Window: v.GetDuration("reorder-window"), Limit: v.GetInt("reorder-limit")}
+	if cfg.Window < 0 {
+		return cfg, usageErrorf("--reorder-window %v: want 0 (off) or a positive duration", cfg.Window)
+	}
+	if cfg.Limit < 1 {
+		return cfg, usageErrorf("--reorder-limit %d: want 1 or more", cfg.Limit)
+	}
+	return cfg, nil
 }
 
 // connLimits reads the admission flags into a ServerConfig: the flags say

@@ -28,6 +28,8 @@ func TestControllerCommandUsageErrors(t *testing.T) {
 		{"rules for reactive", []string{"--rules", bad}, "--rules is for --app proactive"},
 		{"bad priority", []string{"--priority", "random"}, "--priority"},
 		{"bad listen", []string{"--listen", "udp:1"}, "--listen"},
+		{"negative reorder window", []string{"--reorder-window", "-1ms"}, "--reorder-window"},
+		{"zero reorder limit", []string{"--reorder-window", "1ms", "--reorder-limit", "0"}, "--reorder-limit"},
 		{"pssl without keys", []string{"--listen", "pssl:0"}, "--private-key"},
 	}
 	for _, c := range cases {

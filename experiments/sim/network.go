@@ -71,7 +71,7 @@ func newNetwork(clk *clock.Sim, sc Scenario, pattern controller.PriorityStrategy
 	if err := n.pickHosts(); err != nil {
 		return nil, err
 	}
-	n.ctrl = newControllerHost(clk, pattern, sc.ControllerService)
+	n.ctrl = newControllerHost(clk, pattern, sc.ControllerService, sc.Reorder)
 	profiles := map[string]*profile.Profile{"": sc.Profile}
 	for _, ps := range plan.Switches {
 		prof, ok := profiles[ps.Profile]

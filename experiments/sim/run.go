@@ -52,6 +52,9 @@ type Scenario struct {
 	Client, Server string
 	// ControllerService is t_c, the controller's time per Packet-In.
 	ControllerService time.Duration
+	// Reorder turns on the controller's Tango-style FLOW_MOD reorderer
+	// (controller.ReorderConfig); the zero value is off.
+	Reorder controller.ReorderConfig
 	// LinkLatency is the delay of every link the topology gives none.
 	LinkLatency time.Duration
 	Timers      probes.TimerProfile
@@ -168,6 +171,9 @@ func Run(sc Scenario) (*Outcome, error) {
 	}
 	pattern, err := controller.ParsePriorityStrategy(sc.Priority)
 	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	if err := sc.Reorder.Validate(); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	if sc.Kind == Bulk {

@@ -56,7 +56,7 @@ type ControllerStats struct {
 // controllerQueueLimit bounds the Packet-Ins waiting for the controller.
 const controllerQueueLimit = 1 << 16
 
-func newControllerHost(clk *clock.Sim, prio controller.PriorityStrategy, service time.Duration) *controllerHost {
+func newControllerHost(clk *clock.Sim, prio controller.PriorityStrategy, service time.Duration, reorder controller.ReorderConfig) *controllerHost {
 	app := controller.NewReactive(controller.ReactiveConfig{
 		Priority: prio,
 		// Permanent rules: the paper's tables keep growing (Fig. 5 reaches
@@ -64,7 +64,7 @@ func newControllerHost(clk *clock.Sim, prio controller.PriorityStrategy, service
 		IdleTimeout: -1,
 	})
 	return &controllerHost{clk: clk, service: service,
-		core: controller.NewCore(controller.Config{App: app, Clock: clk})}
+		core: controller.NewCore(controller.Config{App: app, Clock: clk, Reorder: reorder})}
 }
 
 // simSwitch is one switch of the network with its control connection. It

@@ -148,9 +148,16 @@ const reading = `
   disjoint rules; the migration into the main slice still costs what a
   highest-first insert costs, only later (the background columns). On
   overlapping rules with random priorities many new rules are outranked by
-  a main-slice rule they overlap and must go to the main slice at once
-  (this model does not split rules as Hermes does), after migrating the
-  shadow rules they outrank: there Hermes gives no guarantee.
+  a main-slice rule they overlap. Such a rule goes into the shadow cut
+  into pieces that leave those main rules out (Hermes's rule splitting)
+  when that is priced below inserting it into the main slice now; but a
+  source rule cut around a destination rule takes 32 pieces (one per
+  address bit), so with more than about three such rules the split exceeds its cap
+  (half the shadow) and the rule still goes to the main slice at once,
+  after the shadow rules it outranks have migrated. Splitting cuts the
+  worst insert there, not the mean; there Hermes still gives no
+  guarantee, and the pieces cost shadow room and later migration work
+  (the background columns).
 `
 
 func drawPlot(results []result, slots int, path string) error {

@@ -63,7 +63,13 @@ func TestReportClaims(t *testing.T) {
 		// deferred, not gone.
 		for _, pat := range patterns {
 			if pat == "random" && set == "overlapping" {
-				continue // rules that a main-slice rule outranks go to main directly
+				// Rules that main-slice rules outrank go to main unless
+				// they split in few pieces: no bound, but splitting must
+				// not lose space (pieces live in the reserved shadow).
+				if h := get(tcam.HermesName, set, pat); h.SpaceLost > 0.05 {
+					t.Errorf("overlapping random: hermes loses %.1f %% of the space", 100*h.SpaceLost)
+				}
+				continue
 			}
 			h := get(tcam.HermesName, set, pat)
 			if h.MaxLatency >= 5*time.Millisecond {

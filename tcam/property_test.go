@@ -36,7 +36,9 @@ func TestTCAMClassifierReferenceAgree(t *testing.T) {
 		}
 	}
 	t.Logf("hermes: %d inserts split, %d deletes repaired split rules first", splitsTotal.Load(), repairsTotal.Load())
-	if splitsTotal.Load() == 0 || repairsTotal.Load() == 0 {
+	// Under -short (the race phase: two seeds) the paths may go unvisited;
+	// the full run in the integration phase must visit both.
+	if !testing.Short() && (splitsTotal.Load() == 0 || repairsTotal.Load() == 0) {
 		t.Errorf("the nested rule sets never made hermes split (%d) or repair before a delete (%d): the splitting paths went untested", splitsTotal.Load(), repairsTotal.Load())
 	}
 }

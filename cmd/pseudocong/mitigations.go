@@ -65,6 +65,7 @@ the table. Nothing outside the namespaces it creates is changed.`,
 	f.Int("exchange", mitlive.DefaultExchange, "bytes each connection sends and gets echoed after its handshake (negative: none)")
 	f.Int("rounds", mitlive.DefaultRounds, "rounds, each on a fresh testbed (variant order rotated by one per round)")
 	f.Duration("connect-timeout", 0, "bound on each connect (0: 60 s)")
+	f.String("testbed", "", "testbed name prefix, at most 8 characters (round r uses NAME followed by r; after a SIGKILL: pseudocong testbed down --name NAMEr); empty: random")
 	f.String("out", "", "directory for mitigations-live.md and mitigations-live.json (empty: print only)")
 	f.Bool("json", false, "print the JSON document instead of the markdown table")
 	f.Bool("quiet", false, "no progress lines")
@@ -95,7 +96,10 @@ func runMitigationsLive(cmd *cobra.Command, _ []string) error {
 		Profile: v.GetString("profile"), Variants: variants,
 		Flows: v.GetInt("flows"), Rate: v.GetFloat64("rate"), BaseLoad: v.GetInt("base-load"),
 		Priority: v.GetString("priority"), Exchange: v.GetInt("exchange"), Rounds: v.GetInt("rounds"),
-		ConnectTimeout: v.GetDuration("connect-timeout"), Logger: log,
+		ConnectTimeout: v.GetDuration("connect-timeout"), Testbed: v.GetString("testbed"), Logger: log,
+	}
+	if len(cfg.Testbed) > 8 {
+		return usageErrorf("--testbed %q: at most 8 characters (interface names are NAME plus a round digit and -sN, 15 at most)", cfg.Testbed)
 	}
 	if cfg.Flows < 1 || !(cfg.Rate > 0) || cfg.BaseLoad < 0 || cfg.Rounds < 1 || cfg.Exchange == 0 {
 		return usageErrorf("--flows %d, --rate %v, --rounds %d must be positive, --base-load %d not negative, --exchange %d not 0 (negative: none)",

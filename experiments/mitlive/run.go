@@ -159,6 +159,10 @@ type Measure struct {
 	ServerTimeouts   float64 `json:"server_timeouts"`
 	ConnectedShare   float64 `json:"connected_share"`
 	ExchangedShare   float64 `json:"exchanged_share"`
+	// Client and Server are every counter read (live.NstatCounters),
+	// after − before.
+	Client map[string]float64 `json:"client_nstat"`
+	Server map[string]float64 `json:"server_nstat"`
 }
 
 // Run runs every round and returns the result.
@@ -248,6 +252,7 @@ func measure(k live.KernelResult) Measure {
 		DataRTOs: k.DataRTOs(), Timeouts: k.Client["TcpExtTCPTimeouts"],
 		DataRetransmits:  k.DataRetransmits,
 		ServerSYNRetrans: k.Server["TcpExtTCPSynRetrans"], ServerTimeouts: k.Server["TcpExtTCPTimeouts"],
+		Client: k.Client, Server: k.Server,
 	}
 	if k.Flows > 0 {
 		m.RetransmittedShare = float64(k.Retransmitted) / float64(k.Flows)

@@ -38,13 +38,13 @@ type Config struct {
 	// its handshake (data segments for the data RTO count); negative: no
 	// exchange.
 	Exchange int
-	// Rounds is how many times every variant runs (each round its own
+	// Rounds is how many times every variant runs (every run on a fresh
 	// testbed; the variants' order rotates by one per round, so a drift of
 	// the shared machine's load does not always hit the same variant).
 	Rounds int
 	// ConnectTimeout bounds each connect (default live's, 60 s).
 	ConnectTimeout time.Duration
-	// Testbed names the testbeds: round r's is Testbed followed by r
+	// Testbed names the testbeds: round r's are Testbed followed by r
 	// (keep it short: interface names are at most 15 bytes); empty: random.
 	Testbed       string
 	ProcessOutput io.Writer
@@ -209,37 +209,41 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		for i := range order {
 			order[i] = (i + r) % len(vs)
 		}
-		k := &live.KernelRun{
-			Flows: cfg.Flows, Rate: cfg.Rate, BaseLoad: cfg.BaseLoad, Priority: cfg.Priority,
-			ConnectTimeout: cfg.ConnectTimeout, Exchange: max(cfg.Exchange, 0),
-			// No cached RTT or ssthresh from an earlier run's connections
-			// to the same server (tcp_metrics) may start a connection.
-			HostSysctls: []live.Sysctl{{Key: "net.ipv4.tcp_no_metrics_save", Value: "1"}},
-		}
-		for _, i := range order {
-			k.Variants = append(k.Variants, kvs[i])
-		}
 		name := ""
 		if cfg.Testbed != "" {
 			name = fmt.Sprintf("%s%d", cfg.Testbed, r)
 		}
-		lc := live.Config{
-			Binary: cfg.Binary, Name: name, ProfileArg: cfg.Profile, Profile: base,
-			Kernel: k, ProcessOutput: cfg.ProcessOutput, Logger: cfg.Logger,
-			Progress: func(_, _ int, label string) {
-				done++
-				if cfg.Progress != nil {
-					cfg.Progress(done, total, fmt.Sprintf("round %d/%d: %s", r+1, cfg.Rounds, label))
-				}
-			},
-		}
-		out, err := live.Run(ctx, lc)
-		if err != nil {
-			return nil, fmt.Errorf("mitlive: round %d: %w", r+1, err)
-		}
-		for j, kr := range out.Kernel {
-			i := order[j]
-			res.Variants[i].Rounds = append(res.Variants[i].Rounds, measure(kr))
+		for _, i := range order {
+			// Every run on a fresh testbed: nothing a run leaves in the
+			// hosts' namespaces (neighbour entries, TIME-WAIT sockets)
+			// may change the next one. In one testbed the later runs of a
+			// round drifted into a slower regime (docs/mitigations.md).
+			k := &live.KernelRun{
+				Flows: cfg.Flows, Rate: cfg.Rate, BaseLoad: cfg.BaseLoad, Priority: cfg.Priority,
+				ConnectTimeout: cfg.ConnectTimeout, Exchange: max(cfg.Exchange, 0),
+				// No cached RTT or ssthresh (tcp_metrics) from an earlier
+				// connection to the same server may start a connection.
+				HostSysctls: []live.Sysctl{{Key: "net.ipv4.tcp_no_metrics_save", Value: "1"}},
+				Variants:    []live.KernelVariant{kvs[i]},
+			}
+			lc := live.Config{
+				Binary: cfg.Binary, Name: name, ProfileArg: cfg.Profile, Profile: base,
+				Kernel: k, ProcessOutput: cfg.ProcessOutput, Logger: cfg.Logger,
+				Progress: func(_, _ int, label string) {
+					done++
+					if cfg.Progress != nil {
+						cfg.Progress(done, total, fmt.Sprintf("round %d/%d: %s", r+1, cfg.Rounds, label))
+					}
+				},
+			}
+			out, err := live.Run(ctx, lc)
+			if err != nil {
+				return nil, fmt.Errorf("mitlive: round %d: %w", r+1, err)
+			}
+			if len(out.Kernel) != 1 {
+				return nil, fmt.Errorf("mitlive: round %d, %s: %d kernel results, want 1", r+1, vs[i].Name, len(out.Kernel))
+			}
+			res.Variants[i].Rounds = append(res.Variants[i].Rounds, measure(out.Kernel[0]))
 		}
 	}
 	return res, nil

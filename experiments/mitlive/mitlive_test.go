@@ -92,7 +92,7 @@ func TestVerdictsAndOutput(t *testing.T) {
 	if len(vs) != 3 {
 		t.Fatalf("%d verdicts", len(vs))
 	}
-	if v := vs[0]; !v.Holds || v.SYNCut != 1 || v.RTOCut != 1 {
+	if v := vs[0]; !v.Holds || v.SYNCut != 1 || v.RTOCut != 1 || v.NoRTOs {
 		t.Errorf("good: %+v", v)
 	}
 	if vs[1].Holds {
@@ -121,9 +121,16 @@ func TestVerdictsAndOutput(t *testing.T) {
 	if len(doc["variants"].([]any)) != 4 || len(doc["verdicts"].([]any)) != 3 {
 		t.Errorf("json: %s", b)
 	}
-	// A reference without data RTOs: a variant with some is not cut.
+	// A reference without data RTOs: a variant with some fails, one
+	// without passes that part.
 	r.Variants[0].Rounds = []Measure{{SYNRetrans: 100}}
-	if v := r.Verdicts()[2]; v.RTOCutOK || v.Holds {
+	if v := r.Verdicts()[2]; v.RTOCutOK || v.NoRTOs || v.Holds {
 		t.Errorf("RTOs against a zero reference: %+v", v)
+	}
+	if v := r.Verdicts()[0]; v.RTOCutOK || !v.NoRTOs || !v.Holds {
+		t.Errorf("no RTOs in reference or variant: %+v", v)
+	}
+	if md := r.Markdown(); !strings.Contains(md, "| good | 100 % | none in either | 0.0 % | yes |") {
+		t.Errorf("markdown verdict:\n%s", md)
 	}
 }

@@ -60,16 +60,19 @@ func Cut(ref, x float64) (float64, bool) {
 // Verdict is the issue's must-show, judged on the live numbers: a variant
 // that cuts the client's SYN retransmissions and data RTOs by at least 95
 // % against the reference (the first variant) with at most 10 % of the
-// TCAM space lost. A data RTO count the reference does not have (0)
-// cannot be cut and is not held against a variant that also has 0.
+// TCAM space lost. When the reference has no data RTOs there is nothing
+// to cut: a variant without any passes that part (NoRTOs), one with some
+// fails it.
 type Verdict struct {
 	Variant string  `json:"variant"`
 	SYNCut  float64 `json:"syn_retrans_cut"`
-	RTOCut  float64 `json:"data_rto_cut"` // 1 when reference and variant are both 0
+	RTOCut  float64 `json:"data_rto_cut"`
 	// SYNCutOK and RTOCutOK are false when the reference had nothing to
-	// cut (and, for RTOs, the variant has some: it is only worse).
-	SYNCutOK  bool    `json:"syn_retrans_cut_defined"`
-	RTOCutOK  bool    `json:"data_rto_cut_defined"`
+	// cut (the cut is then undefined and reported as 0).
+	SYNCutOK bool `json:"syn_retrans_cut_defined"`
+	RTOCutOK bool `json:"data_rto_cut_defined"`
+	// NoRTOs: neither the reference nor the variant had a data RTO.
+	NoRTOs    bool    `json:"no_data_rtos"`
 	SpaceLost float64 `json:"tcam_space_lost"`
 	Holds     bool    `json:"holds"`
 }
@@ -93,11 +96,10 @@ func (r *Result) Verdicts() []Verdict {
 		vd := Verdict{Variant: v.Name, SpaceLost: v.SpaceLost}
 		sc, sok := Cut(refSYN, syn)
 		rc, rok := Cut(refRTO, rto)
-		if !rok && rto == 0 {
-			rc, rok = 1, true
-		}
 		vd.SYNCut, vd.RTOCut, vd.SYNCutOK, vd.RTOCutOK = sc, rc, sok, rok
-		vd.Holds = sok && rok && sc >= MustShowCut && rc >= MustShowCut && v.SpaceLost <= MustShowSpace
+		vd.NoRTOs = refRTO == 0 && rto == 0
+		rtoOK := vd.NoRTOs || (rok && rc >= MustShowCut)
+		vd.Holds = sok && sc >= MustShowCut && rtoOK && v.SpaceLost <= MustShowSpace
 		out = append(out, vd)
 	}
 	return out
@@ -147,7 +149,11 @@ func (r *Result) Markdown() string {
 	b.WriteString("\nMust show (a variant cuts SYN retransmissions and data RTOs by ≥ 95 % against the first row with ≤ 10 % of the TCAM lost):\n\n")
 	b.WriteString("| variant | SYN retx cut | data RTO cut | TCAM space lost | holds |\n| --- | ---: | ---: | ---: | --- |\n")
 	for _, vd := range r.Verdicts() {
-		fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s |\n", vd.Variant, pct(vd.SYNCut, vd.SYNCutOK), pct(vd.RTOCut, vd.RTOCutOK), 100*vd.SpaceLost, yesNo(vd.Holds))
+		rto := pct(vd.RTOCut, vd.RTOCutOK)
+		if vd.NoRTOs {
+			rto = "none in either"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s |\n", vd.Variant, pct(vd.SYNCut, vd.SYNCutOK), rto, 100*vd.SpaceLost, yesNo(vd.Holds))
 	}
 	var knobs []string
 	for k, v := range r.Kernel.Knobs {

@@ -26,6 +26,7 @@ become underscores) or as a key in the file given by --config.`,
 	root.AddCommand(newVCCCommand())
 	root.AddCommand(newCalibrateCommand())
 	root.AddCommand(newPolicingCommand())
+	root.AddCommand(newMitigationsCommand())
 	return root
 }
 

@@ -51,12 +51,30 @@ func baseRule(i int, prio uint16) *openflow.FlowMod {
 	}
 }
 
-// installBaseLoad pushes n base rules into the switch through its passive
-// listener at mgmtAddr and waits for the BARRIER: the modelled data plane
-// answers it only once every rule is in the TCAM, so the probes start on
-// the table the spec asks for.
-func installBaseLoad(ctx context.Context, mgmtAddr string, n int, pattern string) error {
-	if n == 0 {
+// coverRules are the wildcard cover rules of a cover_rules run: one per
+// ingress port of the two-host testbed, forwarding everything to the
+// other port (ARP included), at the lowest priority above the ascending
+// base load. The reactive controller then never hears of a flow.
+func coverRules() []*openflow.FlowMod {
+	var out []*openflow.FlowMod
+	for _, p := range [][2]uint16{{1, 2}, {2, 1}} {
+		out = append(out, &openflow.FlowMod{
+			Header:  openflow.Header{Version: openflow.Version, Type: openflow.TypeFlowMod},
+			Match:   openflow.Match{Wildcards: openflow.WildcardAll &^ openflow.WildcardInPort, InPort: p[0]},
+			Command: openflow.FlowModAdd, Priority: 1,
+			BufferID: openflow.NoBuffer, OutPort: openflow.PortNone,
+			Actions: []openflow.Action{openflow.ActionOutput{Port: p[1]}},
+		})
+	}
+	return out
+}
+
+// installBaseLoad pushes n base rules (then, with cover, the cover rules)
+// into the switch through its passive listener at mgmtAddr and waits for
+// the BARRIER: the modelled data plane answers it only once every rule is
+// in the TCAM, so the probes start on the table the spec asks for.
+func installBaseLoad(ctx context.Context, mgmtAddr string, n int, pattern string, cover bool) error {
+	if n == 0 && !cover {
 		return nil
 	}
 	prio, err := basePriority(pattern)
@@ -91,6 +109,13 @@ func installBaseLoad(ctx context.Context, mgmtAddr string, n int, pattern string
 	for i := range n {
 		if err := c.SendContext(ctx, baseRule(i, prio)); err != nil {
 			return fmt.Errorf("base load: rule %d: %w", i, err)
+		}
+	}
+	if cover {
+		for i, fm := range coverRules() {
+			if err := c.SendContext(ctx, fm); err != nil {
+				return fmt.Errorf("cover rule %d: %w", i+1, err)
+			}
 		}
 	}
 	// Generous: a pica8 write costs 0.3 ms of local CPU, a move 16 µs.

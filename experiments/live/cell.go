@@ -21,7 +21,7 @@ func (r *runner) cell(ctx context.Context, c Cell) (_ *sim.Outcome, err error) {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, st.stop()) }()
-	if err := installBaseLoad(ctx, st.mgmtAddr, c.BaseLoad, c.Priority); err != nil {
+	if err := installBaseLoad(ctx, st.mgmtAddr, c.BaseLoad, c.Priority, false); err != nil {
 		return nil, errors.Join(err, st.alive())
 	}
 

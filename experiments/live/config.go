@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/pseudocong/pseudocong/probes"
@@ -43,6 +44,39 @@ type KernelRun struct {
 	// ConnectTimeout bounds each connect (default 60 s: past Linux's fifth
 	// SYN retransmission, far beyond anything a test-sized run reaches).
 	ConnectTimeout time.Duration
+	// Variants, if set, replace Profiles: each is one run with its own
+	// switch profile, controller side and client-host TCP settings (the
+	// live mitigation comparison, package experiments/mitlive).
+	Variants []KernelVariant
+	// Exchange, if positive, makes every connection send this many bytes
+	// after its handshake and read them back from an echoing listener, so
+	// data RTOs can show in the kernel's counters (0: connect only).
+	Exchange int
+	// HostSysctls are set in both host namespaces once, before the first
+	// kernel run (the namespaces go away with the testbed).
+	HostSysctls []Sysctl
+}
+
+// KernelVariant is one kernel connect() run's set-up.
+type KernelVariant struct {
+	// Name names the run in summary keys; default the profile's name.
+	Name string
+	// ProfileArg is the switch's --profile (a name or a path).
+	ProfileArg string
+	// Priority overrides KernelRun.Priority (the reactive controller's
+	// pattern and the base load's priority); empty: KernelRun's.
+	Priority string
+	// CoverRules pushes one wildcard rule per ingress port (port 1 →
+	// port 2 and back) into the switch with the base load, before the
+	// connects: every packet of the run then hits them and no flow needs
+	// a Packet-In or a per-flow install.
+	CoverRules bool
+	// ClientSysctls are set in host 1's namespace for this run only (the
+	// old values are put back afterwards), e.g. net.ipv4.tcp_frto=0.
+	ClientSysctls []Sysctl
+	// RouteRTOMin, if positive, gives host 1's route to host 2 a per-route
+	// rto_min for this run (whole milliseconds).
+	RouteRTOMin time.Duration
 }
 
 // Config is one live run.
@@ -124,8 +158,23 @@ func (c *Config) defaults() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Kernel != nil && c.Kernel.ConnectTimeout <= 0 {
-		c.Kernel.ConnectTimeout = 60 * time.Second
+	if c.Kernel != nil {
+		k := *c.Kernel // the caller's KernelRun stays as it was
+		k.Variants = slices.Clone(k.Variants)
+		c.Kernel = &k
+		if k.ConnectTimeout <= 0 {
+			k.ConnectTimeout = 60 * time.Second
+		}
+		if len(k.Variants) == 0 {
+			for _, p := range k.Profiles {
+				k.Variants = append(k.Variants, KernelVariant{ProfileArg: p})
+			}
+		}
+		for _, v := range k.Variants {
+			if v.ProfileArg == "" {
+				return fmt.Errorf("live: kernel variant %q: no switch profile", v.Name)
+			}
+		}
 	}
 	for _, cell := range c.Cells {
 		if !Supported(cell.Kind) {

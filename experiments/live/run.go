@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,7 +104,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	r := &runner{cfg: cfg, topo: topo, out: outputs(cfg.ProcessOutput), obs: obs}
 	total := len(cfg.Cells)
 	if cfg.Kernel != nil {
-		total += len(cfg.Kernel.Profiles)
+		total += len(cfg.Kernel.Variants)
 	}
 	done := 0
 	progress := func(label string) {
@@ -121,13 +122,20 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		progress("live " + c.Label)
 	}
 	if k := cfg.Kernel; k != nil {
-		for _, p := range k.Profiles {
-			kr, err := r.kernel(ctx, *k, p)
+		for _, h := range topo.Hosts[:2] {
+			restore, err := setSysctls(ctx, h.Netns, k.HostSysctls)
 			if err != nil {
-				return nil, fmt.Errorf("live: kernel TCP run on %s: %w", p, err)
+				return nil, fmt.Errorf("live: host sysctls: %w", err)
+			}
+			_ = restore // the namespaces go away with the testbed
+		}
+		for _, v := range k.Variants {
+			kr, err := r.kernel(ctx, *k, v)
+			if err != nil {
+				return nil, fmt.Errorf("live: kernel TCP run on %s: %w", cmp.Or(v.Name, v.ProfileArg), err)
 			}
 			res.Kernel = append(res.Kernel, *kr)
-			progress(fmt.Sprintf("kernel connect() L%d %gpps %s", k.BaseLoad, k.Rate, kr.Profile))
+			progress(fmt.Sprintf("kernel connect() L%d %gpps %s", k.BaseLoad, k.Rate, kr.Name))
 		}
 	}
 	res.Values = Values(cfg.Cells, res.Outcomes, res.Sim, res.Kernel)

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -15,6 +16,13 @@ import (
 //	kernel.handshake_p50_s.<profile>     median connect() handshake time
 //	kernel.handshake_max_s.<profile>     longest handshake
 //	kernel.connected_share.<profile>     share of connects that completed
+//	kernel.handshake_p99_s.<name>        99th percentile handshake time
+//	kernel.nstat_syn_retrans.<name>      host 1's TcpExtTCPSynRetrans (nstat)
+//	kernel.nstat_timeouts.<name>         host 1's TcpExtTCPTimeouts
+//	kernel.data_rtos.<name>              host 1's data RTOs (KernelResult.DataRTOs)
+//	                                     (these four only from runs that read
+//	                                     the counters; <profile> is the variant's
+//	                                     name when it has one)
 //	agreement.live_over_sim.median_rtt.<cell key>
 //	                                     live median RTT / sim median RTT of
 //	                                     the cell (answered probes)
@@ -61,12 +69,19 @@ func Values(cells []Cell, live, simulated []*sim.Outcome, kernel []KernelResult)
 		v["agreement.sim_median_rtt_s"] = []float64{sortedMedian(allSim).Seconds()}
 	}
 	for _, k := range kernel {
-		v[KernelKey("syn_retransmits", k.Profile)] = []float64{float64(k.SYNRetransmits)}
-		v[KernelKey("handshake_p50_s", k.Profile)] = []float64{k.P50.Seconds()}
-		v[KernelKey("handshake_max_s", k.Profile)] = []float64{k.Max.Seconds()}
+		name := cmp.Or(k.Name, k.Profile)
+		v[KernelKey("syn_retransmits", name)] = []float64{float64(k.SYNRetransmits)}
+		v[KernelKey("handshake_p50_s", name)] = []float64{k.P50.Seconds()}
+		v[KernelKey("handshake_max_s", name)] = []float64{k.Max.Seconds()}
 		if k.Flows > 0 {
-			v[KernelKey("retransmitted_share", k.Profile)] = []float64{float64(k.Retransmitted) / float64(k.Flows)}
-			v[KernelKey("connected_share", k.Profile)] = []float64{float64(k.Connected) / float64(k.Flows)}
+			v[KernelKey("retransmitted_share", name)] = []float64{float64(k.Retransmitted) / float64(k.Flows)}
+			v[KernelKey("connected_share", name)] = []float64{float64(k.Connected) / float64(k.Flows)}
+		}
+		if k.Client != nil { // kernel counters read (not in older results)
+			v[KernelKey("handshake_p99_s", name)] = []float64{k.P99.Seconds()}
+			v[KernelKey("nstat_syn_retrans", name)] = []float64{k.Client["TcpExtTCPSynRetrans"]}
+			v[KernelKey("nstat_timeouts", name)] = []float64{k.Client["TcpExtTCPTimeouts"]}
+			v[KernelKey("data_rtos", name)] = []float64{k.DataRTOs()}
 		}
 	}
 	return v

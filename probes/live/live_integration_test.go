@@ -302,3 +302,46 @@ func acceptedTotal(t *testing.T, reg *prometheus.Registry) int {
 	t.Fatal("pseudocong_probe_listener_accepted_total not registered")
 	return 0
 }
+
+// With Exchange, every connection sends its bytes after the handshake and
+// reads them back from an echoing listener; against a listener that closes
+// at once the exchange is reported as failed, the connect still as done.
+func TestTCPProbeExchangeOverDirectVeth(t *testing.T) {
+	a, b := directPair(t)
+	for _, echo := range []bool{true, false} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ready := make(chan netip.AddrPort, 1)
+		lnDone := make(chan error, 1)
+		go func() {
+			_, err := ListenTCP(ctx, TCPListenConfig{Netns: b.Name, Addr: netip.MustParseAddrPort("10.0.0.2:0"), Ready: ready, Echo: echo})
+			lnDone <- err
+		}()
+		var addr netip.AddrPort
+		select {
+		case addr = <-ready:
+		case err := <-lnDone:
+			t.Fatalf("listener: %v", err)
+		}
+		const n, size = 10, 64 << 10
+		_, results, err := RunTCPProbe(ctx, TCPProbeConfig{Netns: a.Name, Dst: addr, Count: n, Rate: 200, Timeout: 10 * time.Second, Exchange: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range results {
+			if !r.Connected {
+				t.Errorf("echo %v: connect %d failed: %v", echo, r.Index, r.Err)
+				continue
+			}
+			if echo && (!r.Exchanged || r.ExchangeErr != nil || r.ExchangeTime <= 0) {
+				t.Errorf("echo: connect %d: exchanged %v, %v, in %v", r.Index, r.Exchanged, r.ExchangeErr, r.ExchangeTime)
+			}
+			if !echo && (r.Exchanged || r.ExchangeErr == nil) {
+				t.Errorf("closing listener: connect %d: exchanged %v, error %v; want a failed exchange", r.Index, r.Exchanged, r.ExchangeErr)
+			}
+		}
+		cancel()
+		if err := <-lnDone; err != nil {
+			t.Errorf("listener (echo %v): %v", echo, err)
+		}
+	}
+}

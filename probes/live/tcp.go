@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -30,12 +31,17 @@ type TCPListenConfig struct {
 	Logger *slog.Logger
 	// Registerer, if set, gets pseudocong_probe_listener_accepted_total.
 	Registerer prometheus.Registerer
+	// Echo makes each accepted connection send back what it reads until
+	// the peer half-closes, then close (the data exchange of
+	// TCPProbeConfig.Exchange). Off: close at once.
+	Echo bool
 }
 
 // ListenTCP accepts connections on cfg.Addr inside cfg.Netns and closes
-// each at once, until ctx ends. It returns the number accepted. The
-// kernel completes handshakes before Accept, so the prober's handshake
-// time is network delay plus the kernel's own processing.
+// each at once (or echoes it, cfg.Echo), until ctx ends. It returns the
+// number accepted. The kernel completes handshakes before Accept, so the
+// prober's handshake time is network delay plus the kernel's own
+// processing.
 func ListenTCP(ctx context.Context, cfg TCPListenConfig) (int, error) {
 	accepted, err := listenerMetrics(cfg.Registerer)
 	if err != nil {
@@ -59,6 +65,8 @@ func ListenTCP(ctx context.Context, cfg TCPListenConfig) (int, error) {
 		cfg.Ready <- netip.MustParseAddrPort(ln.Addr().String())
 	}
 	go func() { <-ctx.Done(); ln.Close() }()
+	var echoes sync.WaitGroup
+	defer echoes.Wait()
 	n := 0
 	for {
 		c, err := ln.Accept()
@@ -70,8 +78,25 @@ func ListenTCP(ctx context.Context, cfg TCPListenConfig) (int, error) {
 		}
 		n++
 		accepted.Inc()
-		c.Close()
+		if !cfg.Echo {
+			c.Close()
+			continue
+		}
+		echoes.Add(1)
+		go func() {
+			defer echoes.Done()
+			echo(ctx, c)
+		}()
 	}
+}
+
+// echo copies c's input back to it until EOF (or ctx ends), then closes
+// it. Errors end the echo: the prober sees them as a short reply.
+func echo(ctx context.Context, c net.Conn) {
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	defer c.Close()
+	_, _ = io.Copy(c, c)
 }
 
 // DefaultConnectTimeout outlasts Linux's own SYN give-up (127 s with
@@ -91,6 +116,12 @@ type TCPProbeConfig struct {
 	Profile  probes.TimerProfile
 	Observer probes.Observer
 	Logger   *slog.Logger
+	// Exchange, if positive, is how many bytes each connection sends after
+	// its handshake and reads back from an echoing listener
+	// (TCPListenConfig.Echo) before closing: data segments whose
+	// retransmissions and timeouts show up in the kernel's counters. 0:
+	// connect only.
+	Exchange int
 }
 
 // TCPResult is one connect().
@@ -104,14 +135,32 @@ type TCPResult struct {
 	// the kernel resent.
 	Retransmits int
 	Err         error
+	// With Exchange: DataRetransmits is tcpi_total_retrans at the end
+	// minus Retransmits (the data segments the client resent), Exchanged
+	// whether every byte came back, ExchangeTime the time from the end of
+	// the handshake until then, ExchangeErr what went wrong.
+	DataRetransmits int
+	Exchanged       bool
+	ExchangeTime    time.Duration
+	ExchangeErr     error
 }
 
 // ConnectOnce makes one non-blocking connect() from a socket created in
 // namespace nsh and waits until it completes or deadline passes. It
 // returns the handshake time and the kernel's TCP_INFO.
 func ConnectOnce(nsh netns.NsHandle, dst netip.AddrPort, deadline time.Time) (time.Duration, *unix.TCPInfo, error) {
+	hs, info, f, err := connect(nsh, dst, deadline)
+	if f != nil {
+		f.Close()
+	}
+	return hs, info, err
+}
+
+// connect is ConnectOnce that hands back the connected socket (nil on
+// error; the caller closes it).
+func connect(nsh netns.NsHandle, dst netip.AddrPort, deadline time.Time) (time.Duration, *unix.TCPInfo, *os.File, error) {
 	if !dst.Addr().Is4() {
-		return 0, nil, fmt.Errorf("connect %s: only IPv4", dst)
+		return 0, nil, nil, fmt.Errorf("connect %s: only IPv4", dst)
 	}
 	var fd int
 	mk := func() (err error) {
@@ -125,7 +174,7 @@ func ConnectOnce(nsh netns.NsHandle, dst netip.AddrPort, deadline time.Time) (ti
 		err = testbed.DoHandle(nsh, mk)
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("socket: %w", err)
+		return 0, nil, nil, fmt.Errorf("socket: %w", err)
 	}
 	// Once created, the socket belongs to its namespace; connect() and
 	// the wait can run on any thread.
@@ -133,16 +182,21 @@ func ConnectOnce(nsh netns.NsHandle, dst netip.AddrPort, deadline time.Time) (ti
 	err = unix.Connect(fd, &unix.SockaddrInet4{Port: int(dst.Port()), Addr: dst.Addr().As4()})
 	if err != nil && !errors.Is(err, unix.EINPROGRESS) {
 		unix.Close(fd)
-		return time.Since(start), nil, fmt.Errorf("connect %s: %w", dst, err)
+		return time.Since(start), nil, nil, fmt.Errorf("connect %s: %w", dst, err)
 	}
 	f := os.NewFile(uintptr(fd), "tcp-probe") // non-blocking: uses the runtime poller
-	defer f.Close()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+		}
+	}()
 	if err := f.SetWriteDeadline(deadline); err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	var connErr error
 	werr := rc.Write(func(s uintptr) bool {
@@ -164,11 +218,61 @@ func ConnectOnce(nsh netns.NsHandle, dst netip.AddrPort, deadline time.Time) (ti
 	_ = rc.Control(func(s uintptr) { info, _ = unix.GetsockoptTCPInfo(int(s), unix.IPPROTO_TCP, unix.TCP_INFO) })
 	switch {
 	case werr != nil:
-		return elapsed, info, fmt.Errorf("connect %s: %w", dst, werr)
+		return elapsed, info, nil, fmt.Errorf("connect %s: %w", dst, werr)
 	case connErr != nil:
-		return elapsed, info, fmt.Errorf("connect %s: %w", dst, connErr)
+		return elapsed, info, nil, fmt.Errorf("connect %s: %w", dst, connErr)
 	}
-	return elapsed, info, nil
+	if err := f.SetWriteDeadline(time.Time{}); err != nil {
+		return elapsed, info, nil, err
+	}
+	ok = true
+	return elapsed, info, f, nil
+}
+
+// exchange sends n bytes on the connected socket f, half-closes, reads
+// until EOF and checks that n bytes came back, all before deadline. It
+// closes f and fills r's exchange fields.
+func exchange(f *os.File, n int, deadline time.Time, r *TCPResult) {
+	start := time.Now()
+	c, err := net.FileConn(f) // dups the descriptor
+	f.Close()
+	if err != nil {
+		r.ExchangeErr = fmt.Errorf("exchange: %w", err)
+		return
+	}
+	defer c.Close()
+	tc := c.(*net.TCPConn)
+	if err := tc.SetDeadline(deadline); err != nil {
+		r.ExchangeErr = err
+		return
+	}
+	got := make(chan int64, 1)
+	go func() {
+		m, _ := io.Copy(io.Discard, tc)
+		got <- m
+	}()
+	_, werr := tc.Write(make([]byte, n))
+	if werr == nil {
+		werr = tc.CloseWrite()
+	}
+	m := <-got
+	r.ExchangeTime = time.Since(start)
+	rc, err := tc.SyscallConn()
+	if err == nil {
+		_ = rc.Control(func(s uintptr) {
+			if info, err := unix.GetsockoptTCPInfo(int(s), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+				r.DataRetransmits = max(int(info.Total_retrans)-r.Retransmits, 0)
+			}
+		})
+	}
+	switch {
+	case werr != nil:
+		r.ExchangeErr = fmt.Errorf("exchange: send %d bytes: %w", n, werr)
+	case m != int64(n):
+		r.ExchangeErr = fmt.Errorf("exchange: %d of %d bytes came back", m, n)
+	default:
+		r.Exchanged = true
+	}
 }
 
 // RunTCPProbe makes Count connects to Dst at Rate (connect i starts at
@@ -215,10 +319,17 @@ loop:
 			if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 				deadline = d
 			}
-			hs, info, err := ConnectOnce(nsh, cfg.Dst, deadline)
+			hs, info, f, err := connect(nsh, cfg.Dst, deadline)
 			r := TCPResult{Index: i, Handshake: hs, Connected: err == nil, Err: err}
 			if info != nil {
 				r.Retransmits = int(info.Total_retrans)
+			}
+			if f != nil {
+				if cfg.Exchange > 0 {
+					exchange(f, cfg.Exchange, deadline, &r)
+				} else {
+					f.Close()
+				}
 			}
 			if r.Connected && cfg.Observer != nil {
 				cfg.Observer.ObserveRTT(probes.KindSYN, hs)

@@ -88,9 +88,6 @@ type BulkResult struct {
 	SwapIns, Evictions, Moves, PacketIns, QueueDrops, ModelDrops float64
 }
 
-// NstatCounters are the client namespace counters a bulk run reads.
-var NstatCounters = []string{"TcpExtTCPTimeouts", "TcpRetransSegs", "TcpExtTCPSynRetrans", "TcpExtTCPLossProbes", "TcpExtTCPSpuriousRTOs"}
-
 // BulkPortBase is the first flow's source port; the sink listens on
 // BulkSinkPort. Each profile's run uses its own port range (base +
 // 1000 × run), so no connection of one run meets the TIME_WAIT of the
@@ -153,7 +150,7 @@ func RunBulk(ctx context.Context, cfg BulkConfig) (res []BulkResult, err error) 
 			return nil, err
 		}
 		// No cached ssthresh from one run to the next.
-		if err := netnsSysctl(x[0].Netns, "net.ipv4.tcp_no_metrics_save", "1"); err != nil {
+		if _, err := netnsExec(ctx, x[0].Netns, "sysctl", "-q", "-w", "net.ipv4.tcp_no_metrics_save=1"); err != nil {
 			return nil, err
 		}
 	}
@@ -218,7 +215,7 @@ func bulkRun(ctx context.Context, cfg BulkConfig, topo *testbed.Topology, bp Bul
 	if err := barrier(ctx, st.mgmtAddr); err != nil {
 		return nil, errors.Join(err, st.alive())
 	}
-	before, err := nstat(h1.Netns)
+	before, err := nstat(ctx, h1.Netns)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +232,7 @@ func bulkRun(ctx context.Context, cfg BulkConfig, topo *testbed.Topology, bp Bul
 	if err := st.alive(); err != nil {
 		return nil, err
 	}
-	after, err := nstat(h1.Netns)
+	after, err := nstat(ctx, h1.Netns)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +246,7 @@ func bulkRun(ctx context.Context, cfg BulkConfig, topo *testbed.Topology, bp Bul
 		QueueDrops: sw.queueDrops, ModelDrops: sw.modelDrops}
 	for _, k := range NstatCounters {
 		if after[k] >= before[k] {
-			r.Nstat[k] = after[k] - before[k]
+			r.Nstat[k] = uint64(after[k] - before[k])
 		}
 	}
 	return r, nil
@@ -360,36 +357,4 @@ func staticNeighbour(from, to testbed.Host) error {
 		return fmt.Errorf("static neighbour %s in %s: %v: %s", to.Addr.Addr(), from.Netns, err, out)
 	}
 	return nil
-}
-
-// netnsSysctl sets a namespace's own copy of a sysctl (gone with it).
-func netnsSysctl(ns, key, value string) error {
-	out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w", key+"="+value).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s: sysctl %s=%s: %v: %s", ns, key, value, err, out)
-	}
-	return nil
-}
-
-// nstat reads a namespace's absolute counters (`nstat -asz`, which
-// leaves nstat's history file alone).
-func nstat(ns string) (map[string]uint64, error) {
-	out, err := exec.Command("ip", "netns", "exec", ns, "nstat", "-asz").Output()
-	if err != nil {
-		return nil, fmt.Errorf("nstat in %s: %w", ns, err)
-	}
-	m := map[string]uint64{}
-	for _, l := range strings.Split(string(out), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 2 {
-			continue
-		}
-		if v, err := strconv.ParseUint(f[1], 10, 64); err == nil {
-			m[f[0]] = v
-		}
-	}
-	if _, ok := m["TcpRetransSegs"]; !ok {
-		return nil, fmt.Errorf("nstat in %s: no TcpRetransSegs in %q", ns, out)
-	}
-	return m, nil
 }

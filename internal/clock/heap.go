@@ -1,12 +1,17 @@
 package clock
 
 // entry is one scheduled event. It is stored by value so that the heap's
-// comparisons touch one contiguous array, not scattered pointers.
+// comparisons touch one contiguous array, not scattered pointers. An
+// AfterFunc event has a timer (its handle, which holds the func so Stop
+// can drop it); a Post event has only the func.
 type entry struct {
 	at  int64  // virtual nanoseconds since the Sim's start
 	seq uint64 // insertion order: the deterministic tie-break
+	f   func() // Post events
 	t   *simTimer
 }
+
+func (e *entry) stopped() bool { return e.t != nil && e.t.state == timerStopped }
 
 func (a *entry) less(b *entry) bool {
 	if a.at != b.at {

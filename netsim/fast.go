@@ -25,7 +25,7 @@ func (*DropTail) untimed() {}
 // (seconds, nanoseconds), so the sum is the same value either way).
 func (l *Link) now() (time.Time, int64) {
 	if l.sim != nil {
-		ns := int64(l.sim.Elapsed()) - l.simBase
+		ns := l.mono.Now()
 		if l.untimed {
 			return time.Time{}, ns
 		}
@@ -37,10 +37,7 @@ func (l *Link) now() (time.Time, int64) {
 
 // nowNs is now without the time.Time.
 func (l *Link) nowNs() int64 {
-	if l.sim != nil {
-		return int64(l.sim.Elapsed()) - l.simBase
-	}
-	return int64(l.clk.Now().Sub(l.base))
+	return l.mono.Now()
 }
 
 // post schedules f d ns from now. On the Sim it takes the same sequence

@@ -112,9 +112,9 @@ type Link struct {
 	// The per-packet path on the virtual clock (see fast.go): the Sim
 	// itself, so reading the time and posting a delivery are int64 work
 	// with no allocation, not time.Time arithmetic and a timer handle.
-	sim     *clock.Sim
-	simBase int64 // sim.Elapsed() when the link was made: now = Elapsed - simBase
-	untimed bool  // the qdisc ignores the time it is given (DropTail)
+	mono    clock.Mono
+	sim     *clock.Sim // mono's Sim, nil on the wall clock
+	untimed bool       // the qdisc ignores the time it is given (DropTail)
 	ser     serCache
 }
 
@@ -135,9 +135,8 @@ func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
 	}
 	l := &Link{clk: clk, cfg: c, base: clk.Now()}
 	l.onFree, l.deliver, l.wakeUp = l.free, l.onDeliver, l.onWake
-	if s, ok := clk.(*clock.Sim); ok {
-		l.sim, l.simBase = s, int64(s.Elapsed())
-	}
+	l.mono = clock.NewMono(clk, l.base)
+	l.sim = l.mono.Sim()
 	_, l.untimed = c.Qdisc.(untimedQdisc)
 	return l, nil
 }

@@ -220,3 +220,31 @@ func TestSimNextAndCompactInsideCallback(t *testing.T) {
 		t.Fatalf("fired %d, now %v: want 51 and 209 ms", s.Fired(), s.Now().Sub(epoch))
 	}
 }
+
+// Mono on a Sim reads the same nanoseconds as Now().Sub(base), for a base
+// that is the Sim's time, one before its start, and one with a monotonic
+// reading; on the wall clock it falls back to Now().Sub.
+func TestMonoMatchesSub(t *testing.T) {
+	s := NewSim(epoch)
+	s.RunFor(1500 * time.Millisecond)
+	bases := []time.Time{s.Now(), epoch.Add(-time.Hour), time.Now(), time.Time{}}
+	var monos []Mono
+	for _, b := range bases {
+		monos = append(monos, NewMono(s, b))
+	}
+	if monos[0].Sim() != s || monos[1].Sim() != s {
+		t.Fatal("no fast path on the Sim")
+	}
+	for range 5 {
+		s.RunFor(123456789 * time.Nanosecond)
+		for i, b := range bases {
+			if got, want := monos[i].Now(), int64(s.Now().Sub(b)); got != want {
+				t.Fatalf("base %v: Mono %d, Sub %d", b, got, want)
+			}
+		}
+	}
+	w := NewMono(Wall{}, time.Now())
+	if w.Sim() != nil || w.Now() < 0 {
+		t.Fatalf("wall Mono: sim %v, now %d", w.Sim(), w.Now())
+	}
+}

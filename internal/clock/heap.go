@@ -59,9 +59,17 @@ func (h eventHeap) up(i int) {
 	h[i] = e
 }
 
+// down restores the heap below i after h[i] was replaced. It is Floyd's
+// variant: the hole walks down to a leaf along the smallest children
+// (arity-1 compares per level instead of arity), then the entry sifts up
+// from there. The replaced entry is almost always a late one (a pop moves
+// the last leaf to the root; a fired event's follow-up is due after most
+// of what is pending), so it belongs near the bottom and the sift up is
+// short.
 func (h eventHeap) down(i int) {
 	n := len(h)
 	e := h[i]
+	top := i
 	for {
 		first := i*arity + 1
 		if first >= n {
@@ -74,11 +82,16 @@ func (h eventHeap) down(i int) {
 				best = c
 			}
 		}
-		if !h[best].less(&e) {
-			break
-		}
 		h[i] = h[best]
 		i = best
+	}
+	for i > top {
+		p := (i - 1) / arity
+		if !e.less(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
 	}
 	h[i] = e
 }

@@ -212,7 +212,7 @@ func (s *Sim) TryRunUntil(t time.Time) error {
 		if len(s.heap) == 0 || s.heap[0].at > bound {
 			break
 		}
-		if _, err := s.step(); err != nil {
+		if err := s.fire(); err != nil { // the loop's test dropped the stopped top
 			return s.progress(before, now, err)
 		}
 	}
@@ -245,9 +245,18 @@ func (s *Sim) step() (bool, error) {
 	if len(s.heap) == 0 {
 		return false, nil
 	}
+	if err := s.fire(); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// fire runs the event at the root, which the caller has made a live one
+// (dropStoppedTop), unless that would pass a limit.
+func (s *Sim) fire() error {
 	at := s.heap[0].at
 	if err := s.check(at); err != nil {
-		return false, err
+		return err
 	}
 	e := &s.heap[0]
 	f := e.f
@@ -270,7 +279,7 @@ func (s *Sim) step() (bool, error) {
 	if s.live == 0 {
 		s.busy = 0 // the model came to rest: whatever follows is a new busy period
 	}
-	return true, nil
+	return nil
 }
 
 // check reports the limit that firing an event due at `at` would pass.

@@ -1,5 +1,7 @@
 package clock
 
+import "math/bits"
+
 // entry is one scheduled event. It is stored by value so that the heap's
 // comparisons touch one contiguous array, not scattered pointers. An
 // AfterFunc event has a timer (its handle, which holds the func so Stop
@@ -13,11 +15,36 @@ type entry struct {
 
 func (e *entry) stopped() bool { return e.t != nil && e.t.state == timerStopped }
 
-func (a *entry) less(b *entry) bool {
-	if a.at != b.at {
-		return a.at < b.at
+// less is (at, seq) < (b.at, b.seq) as one 128-bit unsigned compare: a
+// subtract-with-borrow chain, no branch to mispredict (the heap's compares
+// are close to coin flips). at is never negative (the clock starts at 0
+// and saturates at MaxInt64), so its unsigned order is its order.
+func (a *entry) less(b *entry) bool { return a.lessBit(b) != 0 }
+
+// lessBit is less as 0 or 1, for index arithmetic without branches.
+func (a *entry) lessBit(b *entry) int {
+	_, borrow := bits.Sub64(a.seq, b.seq, 0)
+	_, borrow = bits.Sub64(uint64(a.at), uint64(b.at), borrow)
+	return int(borrow)
+}
+
+// minChild is the index of the smallest of h[first:last]. A full set of
+// four is a branch-free tournament (three compares whose results become
+// indices), the common case inside the heap.
+func (h eventHeap) minChild(first, last int) int {
+	if last-first == arity {
+		c := h[first : first+arity : first+arity]
+		a := c[1].lessBit(&c[0])
+		b := 2 + c[3].lessBit(&c[2])
+		return first + a + (b-a)*c[b].lessBit(&c[a])
 	}
-	return a.seq < b.seq
+	best := first
+	for c := first + 1; c < last; c++ {
+		if h[c].less(&h[best]) {
+			best = c
+		}
+	}
+	return best
 }
 
 // eventHeap is a 4-ary min-heap ordered by (at, seq). A 4-ary heap is
@@ -75,13 +102,7 @@ func (h eventHeap) down(i int) {
 		if first >= n {
 			break
 		}
-		best := first
-		last := min(first+arity, n)
-		for c := first + 1; c < last; c++ {
-			if h[c].less(&h[best]) {
-				best = c
-			}
-		}
+		best := h.minChild(first, min(first+arity, n))
 		h[i] = h[best]
 		i = best
 	}

@@ -68,7 +68,7 @@ func (h *eventHeap) pop() entry {
 	old[n] = entry{} // drop the pointer so stopped/fired timers can be freed
 	*h = old[:n]
 	if n > 0 {
-		h.down(0)
+		h.downLate(0)
 	}
 	return top
 }
@@ -86,14 +86,36 @@ func (h eventHeap) up(i int) {
 	h[i] = e
 }
 
-// down restores the heap below i after h[i] was replaced. It is Floyd's
+// down restores the heap below i after h[i] was replaced by an entry
+// that may belong near the top (a fired event's follow-up is often due
+// soon: a link's next back-to-back delivery); it stops as soon as the
+// entry is no later than its smallest child.
+func (h eventHeap) down(i int) {
+	n := len(h)
+	e := h[i]
+	for {
+		first := i*arity + 1
+		if first >= n {
+			break
+		}
+		best := h.minChild(first, min(first+arity, n))
+		if !h[best].less(&e) {
+			break
+		}
+		h[i] = h[best]
+		i = best
+	}
+	h[i] = e
+}
+
+// downLate restores the heap below i after h[i] was replaced. It is Floyd's
 // variant: the hole walks down to a leaf along the smallest children
 // (arity-1 compares per level instead of arity), then the entry sifts up
 // from there. The replaced entry is almost always a late one (a pop moves
 // the last leaf to the root; a fired event's follow-up is due after most
 // of what is pending), so it belongs near the bottom and the sift up is
 // short.
-func (h eventHeap) down(i int) {
+func (h eventHeap) downLate(i int) {
 	n := len(h)
 	e := h[i]
 	top := i

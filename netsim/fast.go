@@ -24,11 +24,15 @@ func (*DropTail) untimed() {}
 // exactly the Sim's Now() (a time.Time without a monotonic reading is
 // (seconds, nanoseconds), so the sum is the same value either way).
 func (l *Link) now() (time.Time, int64) {
+	if l.untimed && l.sim != nil { // kept small enough to inline
+		return time.Time{}, l.mono.Now()
+	}
+	return l.timedNow()
+}
+
+func (l *Link) timedNow() (time.Time, int64) {
 	if l.sim != nil {
 		ns := l.mono.Now()
-		if l.untimed {
-			return time.Time{}, ns
-		}
 		return l.base.Add(time.Duration(ns)), ns
 	}
 	t := l.clk.Now()

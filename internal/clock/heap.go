@@ -98,7 +98,15 @@ func (h eventHeap) down(i int) {
 		if first >= n {
 			break
 		}
-		best := h.minChild(first, min(first+arity, n))
+		var best int
+		if first+arity <= n { // minChild's tournament, written out: this is the hottest loop
+			c := h[first : first+arity : first+arity]
+			x := c[1].lessBit(&c[0])
+			y := 2 + c[3].lessBit(&c[2])
+			best = first + x + (y-x)*c[y].lessBit(&c[x])
+		} else {
+			best = h.minChild(first, n)
+		}
 		if !h[best].less(&e) {
 			break
 		}

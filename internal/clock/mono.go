@@ -29,11 +29,13 @@ func NewMono(clk Clock, base time.Time) Mono {
 
 // Now is the clock's time in ns since base.
 func (m *Mono) Now() int64 {
-	if m.sim != nil {
+	if m.sim != nil { // kept small enough to inline into the hot paths
 		return m.sim.now - m.simBase
 	}
-	return int64(m.clk.Now().Sub(m.base))
+	return m.slow()
 }
+
+func (m *Mono) slow() int64 { return int64(m.clk.Now().Sub(m.base)) }
 
 // Sim is the virtual clock behind m, nil on any other clock.
 func (m *Mono) Sim() *Sim { return m.sim }

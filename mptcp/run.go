@@ -52,30 +52,25 @@ type Result struct {
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// pkt is a segment on a link, recycled through a free list.
+// pkt is a segment on a link, recycled through a netsim.Pool.
 type pkt struct {
 	p    netsim.Packet
 	seg  tcp.Segment
 	path int
-	next *pkt
 }
 
 type network struct {
-	free *pkt
+	pool netsim.Pool[pkt]
 }
 
-func (n *network) get() *pkt {
-	if p := n.free; p != nil {
-		n.free = p.next
-		p.next = nil
-		return p
-	}
+func newPkt() *pkt {
 	p := &pkt{}
 	p.p.Meta = p
 	return p
 }
 
-func (n *network) put(p *pkt) { p.next = n.free; n.free = p }
+func (n *network) get() *pkt  { return n.pool.Get() }
+func (n *network) put(p *pkt) { n.pool.Put(p) }
 
 func (c *RunConfig) check() error {
 	if c.Segment == 0 {
@@ -118,7 +113,7 @@ func run(cfg RunConfig, probe func(client, server *Conn)) (*Result, error) {
 	lim := clock.DefaultLimits()
 	lim.MaxEvents = 0 // a bulk run never comes to rest
 	sim.SetLimits(lim)
-	n := &network{}
+	n := &network{pool: netsim.Pool[pkt]{New: newPkt}}
 	tc := tcp.DefaultConfig()
 	tc.MSS = cfg.Segment + 12 // timestamps ride on every segment
 	tc.SndBuf, tc.RcvBuf = 16<<20, 16<<20

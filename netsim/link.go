@@ -108,6 +108,14 @@ type Link struct {
 	wakeAt int64
 
 	onFree, deliver, wakeUp func()
+
+	// The per-packet path on the virtual clock (see fast.go): the Sim
+	// itself, so reading the time and posting a delivery are int64 work
+	// with no allocation, not time.Time arithmetic and a timer handle.
+	mono    clock.Mono
+	sim     *clock.Sim // mono's Sim, nil on the wall clock
+	untimed bool       // the qdisc ignores the time it is given (DropTail)
+	ser     serCache
 }
 
 func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
@@ -127,6 +135,9 @@ func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
 	}
 	l := &Link{clk: clk, cfg: c, base: clk.Now()}
 	l.onFree, l.deliver, l.wakeUp = l.free, l.onDeliver, l.onWake
+	l.mono = clock.NewMono(clk, l.base)
+	l.sim = l.mono.Sim()
+	_, l.untimed = c.Qdisc.(untimedQdisc)
 	return l, nil
 }
 
@@ -138,12 +149,6 @@ func (l *Link) InFlight() int { return l.pipe.Len() }
 
 // Busy reports whether the transmitter is sending a packet.
 func (l *Link) Busy() bool { _, now := l.now(); return now < l.freeAt }
-
-// now is the clock's time, and the same in ns since base.
-func (l *Link) now() (time.Time, int64) {
-	t := l.clk.Now()
-	return t, int64(t.Sub(l.base))
-}
 
 // SerialisationTime is Len·8/Rate, rounded down to the nanosecond (the
 // link carries the remainder to the next packet, so its long-run rate is
@@ -185,7 +190,7 @@ func (l *Link) kick(t time.Time, now int64) {
 	if now < l.freeAt {
 		if !l.pullArmed {
 			l.pullArmed = true
-			l.clk.AfterFunc(time.Duration(l.freeAt-now), l.onFree)
+			l.post(l.freeAt-now, l.onFree)
 		}
 		return
 	}
@@ -210,9 +215,9 @@ func (l *Link) pull(t time.Time, now int64) {
 		l.wake.Stop()
 		l.wake = nil
 	}
-	bits := int64(p.Len)*tokensPerByte + l.rem
-	l.rem = bits % l.cfg.Rate
-	l.freeAt = now + bits/l.cfg.Rate
+	var busy int64
+	busy, l.rem = l.ser.serialise(p.Len, l.rem, l.cfg.Rate)
+	l.freeAt = now + busy
 	l.stats.Sent++
 	l.stats.SentBytes += uint64(p.Len)
 	if l.cfg.Loss != nil && l.cfg.Loss.Lose(p) {
@@ -223,12 +228,12 @@ func (l *Link) pull(t time.Time, now int64) {
 		l.pipe.Push(inFlight{p: p, at: l.freeAt + int64(l.cfg.Delay)})
 		if !l.armed { // for the head: packets from before may still be on the wire
 			l.armed = true
-			l.clk.AfterFunc(time.Duration(l.pipe.Head().at-now), l.deliver)
+			l.post(l.pipe.Head().at-now, l.deliver)
 		}
 	}
 	if q.Len() > 0 && !l.pullArmed {
 		l.pullArmed = true
-		l.clk.AfterFunc(time.Duration(l.freeAt-now), l.onFree)
+		l.post(l.freeAt-now, l.onFree)
 	}
 }
 
@@ -256,7 +261,7 @@ func (l *Link) onWake() {
 
 func (l *Link) onDeliver() {
 	l.armed = false
-	_, now := l.now()
+	now := l.nowNs()
 	// Only the packets on the wire now: one that Deliver sends back onto
 	// this link at this instant (a zero-time loop) gets an event of its
 	// own, so the clock's same-instant limit can catch a runaway loop.
@@ -268,6 +273,6 @@ func (l *Link) onDeliver() {
 	}
 	if l.pipe.Len() > 0 && !l.armed { // Deliver may have sent on this link again
 		l.armed = true
-		l.clk.AfterFunc(time.Duration(l.pipe.Head().at-now), l.deliver)
+		l.post(l.pipe.Head().at-now, l.deliver)
 	}
 }

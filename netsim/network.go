@@ -46,7 +46,7 @@ type Network struct {
 	Switches []SwitchNode
 	Links    []*LinkPair
 	clk      clock.Clock
-	free     []*Packet // recycled descriptors
+	pool     Pool[Packet] // recycled descriptors
 }
 
 // Build makes the network of plan on clk.
@@ -170,12 +170,7 @@ func (n *Network) Host(name string) (*Host, bool) {
 // in a (recycled) descriptor and offers it to the link.
 func (n *Network) sender(l *Link) func(frame []byte) {
 	return func(frame []byte) {
-		var p *Packet
-		if k := len(n.free); k > 0 {
-			p, n.free = n.free[k-1], n.free[:k-1]
-		} else {
-			p = new(Packet)
-		}
+		p := n.pool.Get()
 		*p = Packet{Len: len(frame), ECN: frameECN(frame), Frame: frame}
 		l.Send(p)
 	}
@@ -183,7 +178,7 @@ func (n *Network) sender(l *Link) func(frame []byte) {
 
 func (n *Network) recycle(p *Packet) {
 	*p = Packet{}
-	n.free = append(n.free, p)
+	n.pool.Put(p)
 }
 
 // ipv4Header returns the offset of an untagged or singly tagged IPv4

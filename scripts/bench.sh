@@ -44,6 +44,24 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
     echo "(not run: needs root and the Debian packages of scripts/install-deps.sh)"
   fi
   echo
+  echo "## High-BDP hour (issue 13's speed target)"
+  echo
+  echo "Projected from measured short runs (experiments/highbdp BenchmarkAIMDHour: 60 simulated s per bottleneck;"
+  echo "BenchmarkAIMDHourVsNS3: 10 simulated s at 622 Mbit/s in both simulators), CPU per packet L delivered"
+  echo "times the hour's packets at full load: upper bounds, in CPU seconds (the machine is shared)."
+  echo
+  if grep -qE '^BenchmarkAIMDHour' "$raw"; then
+    echo "| benchmark | results |"
+    echo "|---|---|"
+    grep -E '^BenchmarkAIMDHour' "$raw" | while read -r line; do
+      name=$(echo "$line" | awk '{print $1}')
+      rest=$(echo "$line" | awk '{for (i = 3; i < NF; i += 2) if ($(i+1) != "ns/op" && $(i+1) != "B/op" && $(i+1) != "allocs/op") printf "%s%s %s", (n++ ? " · " : ""), $(i+1), $i}')
+      printf '| %s | %s |\n' "$name" "$rest"
+    done
+  else
+    echo "(not run)"
+  fi
+  echo
   current=""
   grep -E '^(pkg:|Benchmark)' "$raw" | while read -r line; do
     case "$line" in

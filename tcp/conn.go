@@ -91,6 +91,7 @@ type Conn struct {
 	cfg   Config
 	clk   clock.Clock
 	base  time.Time
+	mono  clock.Mono // now() in ns since base
 	state State
 	stats Stats
 	h     Handlers
@@ -174,6 +175,7 @@ func New(cfg Config) (*Conn, error) {
 		alg, _ = cc.New(cfg.CC)
 	}
 	c := &Conn{cfg: cfg, clk: cfg.Clock, base: cfg.Clock.Now(), alg: alg}
+	c.mono = clock.NewMono(c.clk, c.base)
 	c.ctl, _ = alg.(cc.Controller)
 	if o, ok := alg.(cc.ECNOwner); ok && o.NeedsECN() {
 		c.ecnOwner = true
@@ -197,7 +199,9 @@ func New(cfg Config) (*Conn, error) {
 // Handle sets the application's callbacks.
 func (c *Conn) Handle(h Handlers) { c.h = h }
 
-func (c *Conn) now() int64 { return int64(c.clk.Now().Sub(c.base)) }
+// now is ns since base; on the virtual clock it reads the Sim's own
+// nanoseconds (clock.Mono), not time.Time arithmetic.
+func (c *Conn) now() int64 { return c.mono.Now() }
 
 // State is the connection's state.
 func (c *Conn) State() State { return c.state }

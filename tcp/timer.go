@@ -13,7 +13,7 @@ import (
 // creating one timer per ACK.
 type lazyTimer struct {
 	clk      clock.Clock
-	base     time.Time
+	mono     clock.Mono
 	deadline int64 // ns since base; 0: disarmed
 	eventAt  int64 // when the pending clock event fires; 0: none
 	ev       clock.Timer
@@ -22,11 +22,11 @@ type lazyTimer struct {
 }
 
 func (t *lazyTimer) init(clk clock.Clock, base time.Time, fn func()) {
-	t.clk, t.base, t.fn = clk, base, fn
+	t.clk, t.mono, t.fn = clk, clock.NewMono(clk, base), fn
 	t.fire = t.onFire
 }
 
-func (t *lazyTimer) now() int64 { return int64(t.clk.Now().Sub(t.base)) }
+func (t *lazyTimer) now() int64 { return t.mono.Now() }
 
 // armAt sets the deadline (ns since base, > 0).
 func (t *lazyTimer) armAt(at int64) {

@@ -119,36 +119,32 @@ type Outcome struct {
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// pkt is a segment in the network, recycled through a free list (the
+// pkt is a segment in the network, recycled through a netsim.Pool (the
 // hot path allocates nothing once warmed up).
 type pkt struct {
 	p    netsim.Packet
 	seg  tcp.Segment
 	flow int
-	next *pkt
+}
+
+func newPkt() *pkt {
+	p := &pkt{}
+	p.p.Meta = p
+	return p
 }
 
 type network struct {
-	free       *pkt
+	pool       netsim.Pool[pkt]
 	up, down   []*netsim.Link
 	upR, downR []*netsim.Link
 	fwd, rev   *netsim.Link
 	snd, rcv   []*tcp.Conn
 }
 
-func (n *network) get() *pkt {
-	if p := n.free; p != nil {
-		n.free = p.next
-		p.next = nil
-		return p
-	}
-	p := &pkt{}
-	p.p.Meta = p
-	return p
-}
+func (n *network) get() *pkt { return n.pool.Get() }
 
 func (n *network) drop(p *netsim.Packet, _ netsim.DropReason) { n.release(p.Meta.(*pkt)) }
-func (n *network) release(p *pkt)                             { p.next = n.free; n.free = p }
+func (n *network) release(p *pkt)                             { n.pool.Put(p) }
 
 func (n *network) inject(l *netsim.Link, flow int, s *tcp.Segment) {
 	p := n.get()
@@ -224,7 +220,7 @@ func (s Scenario) Run() (*Outcome, error) {
 	lim := clock.DefaultLimits()
 	lim.MaxEvents = 0 // a bulk run never comes to rest
 	sim.SetLimits(lim)
-	n := &network{}
+	n := &network{pool: netsim.Pool[pkt]{New: newPkt}}
 	// Room for the options: timestamps (12) and SACK blocks on ACKs
 	// (at most 4 blocks, 36 B with the kind/length and padding).
 	mtu := mss + 40 + 12 + 36

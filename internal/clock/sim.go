@@ -28,10 +28,16 @@ import (
 // TryRunUntil return it. Limits never change which events fire or in what
 // order; they only stop a run that has already gone wrong.
 type Sim struct {
-	start   time.Time
-	now     int64 // nanoseconds since start
-	seq     uint64
-	heap    eventHeap
+	start time.Time
+	now   int64 // nanoseconds since start
+	seq   uint64
+	heap  eventHeap
+	// hole: heap[0] is the event firing now, not yet removed. The first
+	// event its callback schedules takes its place (one sift down instead
+	// of a pop's sift down plus a push's sift up; most callbacks schedule
+	// exactly one follow-up). Every read of the heap calls settle first,
+	// so a callback that panics leaves no trace of it.
+	hole    bool
 	live    int // scheduled, not yet fired or stopped
 	stopped int // stopped events still sitting in the heap (lazy deletion)
 	fired   uint64
@@ -83,15 +89,58 @@ func (s *Sim) At(t time.Time, f func()) Timer {
 	return s.AfterFunc(t.Sub(s.Now()), f)
 }
 
+// Post schedules f like AfterFunc but returns no handle: the event cannot
+// be stopped, and in exchange it costs no allocation. It is for hot paths
+// that never cancel (a link's next delivery); it takes a sequence number
+// exactly as AfterFunc does, so it fires in the same (time, insertion)
+// order AfterFunc would.
+func (s *Sim) Post(d time.Duration, f func()) {
+	if f == nil {
+		panic("clock: Sim.Post with nil func")
+	}
+	if d < 0 {
+		d = 0
+	}
+	at := s.now + int64(d)
+	if at < s.now {
+		at = math.MaxInt64
+	}
+	s.add(entry{at: at, f: f})
+}
+
 func (s *Sim) schedule(at int64, f func()) *simTimer {
 	if f == nil {
 		panic("clock: Sim.AfterFunc with nil func")
 	}
 	t := &simTimer{sim: s, f: f}
-	s.seq++
-	s.heap.push(entry{at: at, seq: s.seq, t: t})
-	s.live++
+	s.add(entry{at: at, t: t})
 	return t
+}
+
+// add gives e the next sequence number and queues it, into the hole the
+// firing event left if there is one.
+func (s *Sim) add(e entry) {
+	s.seq++
+	e.seq = s.seq
+	if s.hole {
+		// e is later in (time, seq) than the event that fired (its time
+		// is at least now, its seq the largest yet), so replacing the
+		// root and sifting down is a pop followed by a push.
+		s.hole = false
+		s.heap[0] = e
+		s.heap.down(0)
+	} else {
+		s.heap.push(e)
+	}
+	s.live++
+}
+
+// settle removes the fired event still at the root, if any.
+func (s *Sim) settle() {
+	if s.hole {
+		s.hole = false
+		s.heap.pop()
+	}
 }
 
 // Pending is the number of events scheduled and neither fired nor stopped.
@@ -163,7 +212,7 @@ func (s *Sim) TryRunUntil(t time.Time) error {
 		if len(s.heap) == 0 || s.heap[0].at > bound {
 			break
 		}
-		if _, err := s.step(); err != nil {
+		if err := s.fire(); err != nil { // the loop's test dropped the stopped top
 			return s.progress(before, now, err)
 		}
 	}
@@ -196,28 +245,41 @@ func (s *Sim) step() (bool, error) {
 	if len(s.heap) == 0 {
 		return false, nil
 	}
-	at := s.heap[0].at
-	if err := s.check(at); err != nil {
+	if err := s.fire(); err != nil {
 		return false, err
 	}
-	e := s.heap.pop()
-	t := e.t
+	return true, nil
+}
+
+// fire runs the event at the root, which the caller has made a live one
+// (dropStoppedTop), unless that would pass a limit.
+func (s *Sim) fire() error {
+	at := s.heap[0].at
+	if err := s.check(at); err != nil {
+		return err
+	}
+	e := &s.heap[0]
+	f := e.f
+	if t := e.t; t != nil {
+		t.state = timerFired
+		f = t.f
+		t.f = nil // let the closure be collected even if the handle lives on
+	}
+	s.hole = true // the first event f schedules takes the root's place
 	if at != s.instant {
 		s.instant, s.atInstant = at, 0
 	}
 	s.atInstant++
 	s.busy++
 	s.now = at
-	t.state = timerFired
 	s.live--
 	s.fired++
-	f := t.f
-	t.f = nil // let the closure be collected even if the handle lives on
 	f()
+	s.settle()
 	if s.live == 0 {
 		s.busy = 0 // the model came to rest: whatever follows is a new busy period
 	}
-	return true, nil
+	return nil
 }
 
 // check reports the limit that firing an event due at `at` would pass.
@@ -260,7 +322,8 @@ func mustNot(err error) {
 }
 
 func (s *Sim) dropStoppedTop() {
-	for len(s.heap) > 0 && s.heap[0].t.state == timerStopped {
+	s.settle()
+	for len(s.heap) > 0 && s.heap[0].stopped() {
 		s.heap.pop()
 		s.stopped--
 	}
@@ -273,9 +336,10 @@ func (s *Sim) compact() {
 	if s.stopped < 64 || s.stopped < s.live {
 		return
 	}
+	s.settle()
 	kept := s.heap[:0]
 	for _, e := range s.heap {
-		if e.t.state != timerStopped {
+		if !e.stopped() {
 			kept = append(kept, e)
 		}
 	}

@@ -178,40 +178,33 @@ func (c Config) QdiscSpecWithDefaults() string {
 }
 
 // pkt is a segment in the network: the link's descriptor and the segment
-// it carries, recycled through a free list.
+// it carries, recycled through a netsim.Pool.
 type pkt struct {
 	p    netsim.Packet
 	seg  tcp.Segment
 	flow int
-	next *pkt
+}
+
+func newPkt() *pkt {
+	p := &pkt{}
+	p.p.Meta = p
+	return p
 }
 
 type net struct {
 	sim        *clock.Sim
-	free       *pkt
+	pool       netsim.Pool[pkt]
 	up, down   []*netsim.Link // access: sender→router, router→receiver
 	upR, downR []*netsim.Link // access back: receiver→router, router→sender
 	fwd, rev   *netsim.Link   // bottleneck both ways
 	snd, rcv   []*tcp.Conn
 }
 
-func (n *net) get() *pkt {
-	if p := n.free; p != nil {
-		n.free = p.next
-		p.next = nil
-		return p
-	}
-	p := &pkt{}
-	p.p.Meta = p
-	return p
-}
+func (n *net) get() *pkt { return n.pool.Get() }
 
 func (n *net) put(p *netsim.Packet, _ netsim.DropReason) { n.release(p.Meta.(*pkt)) }
 
-func (n *net) release(p *pkt) {
-	p.next = n.free
-	n.free = p
-}
+func (n *net) release(p *pkt) { n.pool.Put(p) }
 
 // Run runs one dumbbell.
 func Run(cfg Config) (*Result, error) {
@@ -225,7 +218,7 @@ func Run(cfg Config) (*Result, error) {
 	lim := clock.DefaultLimits()
 	lim.MaxEvents = 0
 	sim.SetLimits(lim)
-	n := &net{sim: sim}
+	n := &net{sim: sim, pool: netsim.Pool[pkt]{New: newPkt}}
 	access := cfg.RTT / 8
 	bneck := cfg.RTT/2 - 2*access
 	mtu := cfg.wireMTU()

@@ -1,13 +1,10 @@
 package tcpexp
 
 import (
-	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -27,23 +24,9 @@ func WriteLiveOutputs(dir string, lr *LiveResult) ([]string, error) {
 }
 
 func (lr *LiveResult) writeAll(dir string) ([]string, error) {
-	var files []string
-	write := func(name string, f func(w io.Writer) error) error {
-		var b bytes.Buffer
-		if err := f(&b); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		files = append(files, name)
-		return os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644)
-	}
-	sum, err := experiments.MarshalSummary(lr.Summary())
-	if err != nil {
-		return nil, err
-	}
-	if err := write(SummaryFile, func(w io.Writer) error { _, err := w.Write(sum); return err }); err != nil {
-		return nil, err
-	}
-	if err := write("flows.csv", lr.writeFlows); err != nil {
+	o := &outputFiles{dir: dir}
+	write := o.write
+	if err := o.start(lr.Summary(), lr.writeFlows); err != nil {
 		return nil, err
 	}
 	sim := lr.Sim
@@ -51,10 +34,7 @@ func (lr *LiveResult) writeAll(dir string) ([]string, error) {
 		if b.Outcome == nil {
 			continue
 		}
-		sw := sim.Profile.Name
-		if b.Role == RoleReference {
-			sw = sim.Reference.Name
-		}
+		sw := sim.switchName(b)
 		traces := b.Outcome.TCP.Traces
 		base := fmt.Sprintf("%s_%s_%s_cwnd", b.Cell.ID, b.Timers, b.Role)
 		if err := writeTraces(write, base, fmt.Sprintf("ours (sim) %s: cwnd of %d bulk flows, %s timers, %s", b.Cell.ID, len(traces), b.Timers, sw), traces); err != nil {
@@ -84,7 +64,7 @@ func (lr *LiveResult) writeAll(dir string) ([]string, error) {
 	if err := write(ReportFile, lr.writeReport); err != nil {
 		return nil, err
 	}
-	return files, nil
+	return o.files, nil
 }
 
 // Summary is summary.json of the live run (backend "live").
@@ -114,10 +94,7 @@ func (lr *LiveResult) writeFlows(w io.Writer) error {
 		if b.Outcome == nil {
 			continue
 		}
-		sw := sim.Profile.Name
-		if b.Role == RoleReference {
-			sw = sim.Reference.Name
-		}
+		sw := sim.switchName(b)
 		for i, f := range b.Outcome.TCP.Flows {
 			st := f.Sender
 			_ = cw.Write([]string{"sim", b.Cell.ID, b.Timers, sw, "1", strconv.Itoa(i), strconv.FormatBool(f.Established),

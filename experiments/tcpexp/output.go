@@ -67,23 +67,9 @@ func stageOutputs(dir string, fill func(stage string) ([]string, error)) ([]stri
 }
 
 func writeAll(dir string, r *Result) ([]string, error) {
-	var files []string
-	write := func(name string, f func(w io.Writer) error) error {
-		var b bytes.Buffer
-		if err := f(&b); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		files = append(files, name)
-		return os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644)
-	}
-	sum, err := experiments.MarshalSummary(r.Summary())
-	if err != nil {
-		return nil, err
-	}
-	if err := write(SummaryFile, func(w io.Writer) error { _, err := w.Write(sum); return err }); err != nil {
-		return nil, err
-	}
-	if err := write("flows.csv", r.writeFlows); err != nil {
+	o := &outputFiles{dir: dir}
+	write := o.write
+	if err := o.start(r.Summary(), r.writeFlows); err != nil {
 		return nil, err
 	}
 	for _, b := range r.Runs {
@@ -91,10 +77,7 @@ func writeAll(dir string, r *Result) ([]string, error) {
 			continue
 		}
 		base := fmt.Sprintf("%s_%s_%s_cwnd", b.Cell.ID, b.Timers, b.Role)
-		sw := r.Profile.Name
-		if b.Role == RoleReference {
-			sw = r.Reference.Name
-		}
+		sw := r.switchName(b)
 		traces := b.Outcome.TCP.Traces
 		if err := writeTraces(write, base, fmt.Sprintf("%s: cwnd of %d bulk flows, %s timers, %s", b.Cell.ID, len(traces), b.Timers, sw), traces); err != nil {
 			return nil, err
@@ -114,7 +97,45 @@ func writeAll(dir string, r *Result) ([]string, error) {
 	if err := write(ReportFile, r.writeReport); err != nil {
 		return nil, err
 	}
-	return files, nil
+	return o.files, nil
+}
+
+// outputFiles writes a run's files into dir, keeping their names in the
+// order written (the list WriteOutputs returns).
+type outputFiles struct {
+	dir   string
+	files []string
+}
+
+func (o *outputFiles) write(name string, f func(w io.Writer) error) error {
+	var b bytes.Buffer
+	if err := f(&b); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	o.files = append(o.files, name)
+	return os.WriteFile(filepath.Join(o.dir, name), b.Bytes(), 0o644)
+}
+
+// start writes the two files every run begins with: summary.json and
+// flows.csv.
+func (o *outputFiles) start(s experiments.Summary, flows func(io.Writer) error) error {
+	sum, err := experiments.MarshalSummary(s)
+	if err != nil {
+		return err
+	}
+	if err := o.write(SummaryFile, func(w io.Writer) error { _, err := w.Write(sum); return err }); err != nil {
+		return err
+	}
+	return o.write("flows.csv", flows)
+}
+
+// switchName is the switch a bulk run went through: the profile's or the
+// reference's.
+func (r *Result) switchName(b BulkRun) string {
+	if b.Role == RoleReference {
+		return r.Reference.Name
+	}
+	return r.Profile.Name
 }
 
 // writeTraces writes base.csv (tcp.WriteCSV) and base.png (every flow's
@@ -173,10 +194,7 @@ func (r *Result) writeFlows(w io.Writer) error {
 		if b.Outcome == nil {
 			continue
 		}
-		sw := r.Profile.Name
-		if b.Role == RoleReference {
-			sw = r.Reference.Name
-		}
+		sw := r.switchName(b)
 		for i, f := range b.Outcome.TCP.Flows {
 			st := f.Sender
 			_ = cw.Write([]string{b.Cell.ID, b.Timers, sw, b.Mitigation, strconv.Itoa(i), strconv.FormatBool(f.Established),

@@ -27,18 +27,6 @@ import (
 // the TCAM scaled down from 4 000 to 300 entries (and the slow-path window
 // and miss queue with it) so one run takes well under a minute of CI.
 
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	bin := filepath.Join(t.TempDir(), "pseudocong")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/pseudocong")
-	cmd.Dir = filepath.Join(filepath.Dir(file), "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 type bed struct {
 	t    *testing.T
 	ns   *testenv.Netns
@@ -49,7 +37,7 @@ type bed struct {
 func newBed(t *testing.T) *bed {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip", "sysctl")
-	b := &bed{t: t, bin: buildBinary(t), ns: testenv.NewNetns(t, "cal")}
+	b := &bed{t: t, bin: testenv.BuildPseudocong(t), ns: testenv.NewNetns(t, "cal")}
 	_, file, _, _ := runtime.Caller(0)
 	b.prof = filepath.Join(filepath.Dir(file), "testdata", "pica8-small.yaml")
 	// No IPv6: router solicitations would be table misses, i.e. Packet-Ins

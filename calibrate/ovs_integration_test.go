@@ -24,7 +24,7 @@ import (
 func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip", "sysctl")
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	o := testenv.StartOVS(t, testenv.OVSOptions{})
 	br := o.AddBridge("calbr", 1)
 	tag := testenv.NewTag()

@@ -63,7 +63,7 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	name := "op" + testenv.NewTag()
 	stateDir := t.TempDir()
 	topo, err := testbed.Up(t.Context(), testbed.Config{Name: name, Hosts: 2, StateDir: stateDir})

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,17 +21,6 @@ import (
 	"github.com/pseudocong/pseudocong/internal/testenv"
 	"github.com/pseudocong/pseudocong/testbed"
 )
-
-// buildBinary compiles cmd/pseudocong once for the test.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pseudocong")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/pseudocong")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // start runs a pseudocong process (testbed.StartDaemon, the helper the
 // live backend uses); cleanup stops it and logs its output if the test
@@ -107,7 +95,7 @@ func TestPrometheusScrapesLiveRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 
 	var b [3]byte
 	_, _ = rand.Read(b[:])

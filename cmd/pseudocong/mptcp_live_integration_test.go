@@ -31,7 +31,7 @@ import (
 func TestSerialMPTCPLiveTwoPaths(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip", "ping", "ss", "nstat")
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	for _, c := range liveMPTCPCells {
 		t.Run(fmt.Sprintf("d%d-%d-l%g-%g-b%d", c.d1.Milliseconds(), c.d2.Milliseconds(), c.l1*100, c.l2*100, c.rmemKB), func(t *testing.T) {
 			runLiveMPTCPCell(t, bin, c)

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,20 +14,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/pseudocong/pseudocong/internal/testenv"
 	"github.com/pseudocong/pseudocong/openflow"
 	"github.com/pseudocong/pseudocong/testbed"
 )
-
-// buildBinary compiles this command into a temporary directory.
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pseudocong")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // Must-show (issue 3), process version: a `pseudocong switch --profile`
 // process on the wall clock gets 300 ascending-priority rules at 50 per
@@ -40,7 +29,7 @@ func TestSwitchProcessInsertLatencyByProfile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs two switch processes for 6 s")
 	}
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	for _, tc := range []struct {
 		name, profile string
 		grows         bool
@@ -122,7 +111,7 @@ func TestSwitchUnknownProfileIsUsageError(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	out, err := exec.Command(bin, "switch", "--profile", "pica9", "--listen", "ptcp:0:127.0.0.1").CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !bytes.Contains(out, []byte("pica8-p3297")) {

@@ -85,7 +85,7 @@ var (
 
 func measureQueuesVsOVS(b *testing.B) []float64 {
 	topo := upLinkEmuTestbed(b)
-	bin := buildBinary(b)
+	bin := testenv.BuildPseudocong(b)
 	// One Open vSwitch for the run (testenv allows one at a time on the
 	// machine); its bridge exists only during its rounds.
 	o := testenv.StartOVS(b, testenv.OVSOptions{})

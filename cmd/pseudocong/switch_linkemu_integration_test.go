@@ -197,7 +197,7 @@ const tcpPayloadPerFrame = 1448.0 / 1514.0
 func TestSerialSwitchPortTBFShapesTCP(t *testing.T) {
 	testenv.RequireCommand(t, "iperf3", "ss")
 	topo := upLinkEmuTestbed(t)
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	s2 := topo.SwitchPorts()[1]
 	metrics, _ := startEmuSwitch(t, bin, topo, "--port-qdisc", s2+"=tbf,rate=20mbit,burst=32kb,latency=50ms")
 	h1, h2 := topo.Hosts[0], topo.Hosts[1]
@@ -274,7 +274,7 @@ func median(xs []float64) float64 {
 // on the echo requests leaving port 2).
 func TestSerialSwitchPortDelayLineAddsRTT(t *testing.T) {
 	topo := upLinkEmuTestbed(t)
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	s2 := topo.SwitchPorts()[1]
 	h1, h2 := topo.Hosts[0], topo.Hosts[1]
 	ip2 := h2.Addr.Addr().String()

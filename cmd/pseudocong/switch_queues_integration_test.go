@@ -85,7 +85,7 @@ func udpReceivedRates(t testing.TB, topo *testbed.Topology, port int, rate strin
 func TestSerialSwitchPortQueuesShapeEnqueued(t *testing.T) {
 	testenv.RequireCommand(t, "iperf3", "ss", "ovs-ofctl")
 	topo := upLinkEmuTestbed(t)
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	s2 := topo.SwitchPorts()[1]
 	rep, _ := startEmuSwitchReport(t, bin, topo, "--port-qdisc",
 		s2+"=prio(tbf,rate=10mbit,burst=16kb,latency=50ms;droptail,limit=1000)")

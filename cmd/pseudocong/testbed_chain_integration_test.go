@@ -33,7 +33,7 @@ func startChainTestbed(t *testing.T) (string, *testbed.Daemon, []string) {
 	_, _ = rand.Read(b[:])
 	name := "k" + hex.EncodeToString(b[:])
 	dir := t.TempDir()
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	d, err := testbed.StartDaemon(testbed.DaemonConfig{Binary: bin, Ready: true,
 		Args: []string{"testbed", "up", "--topo", "chain:3", "--name", name, "--state-dir", dir}})
 	if err != nil {

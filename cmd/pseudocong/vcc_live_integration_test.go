@@ -133,7 +133,7 @@ func TestSerialVCCLiveFairness(t *testing.T) {
 		}
 		nsExec(t, h.Netns, "sysctl", "-q", "-w", "net.ipv4.tcp_ecn="+ecn, "net.ipv4.tcp_congestion_control=reno")
 	}
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	ports := topo.SwitchPorts()
 	bottleneck := ports[vccSenders]
 	emu := []string{"--port-rate", bottleneck + "=" + rate, "--port-qdisc", bottleneck + "=" + red, "--port-delay", bottleneck + "=" + delay}

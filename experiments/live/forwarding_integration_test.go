@@ -211,7 +211,7 @@ func BenchmarkForwardingVsOVS(b *testing.B) {
 }
 
 func measureAllForwarding(tb testing.TB) map[string]forwardingRates {
-	bin := buildBinary(tb)
+	bin := testenv.BuildPseudocong(tb)
 	var nb [3]byte
 	_, _ = rand.Read(nb[:])
 	name := "fw" + hex.EncodeToString(nb[:])

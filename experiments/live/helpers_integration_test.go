@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -15,21 +14,6 @@ import (
 	"sync"
 	"testing"
 )
-
-// buildBinary compiles cmd/pseudocong once per test into its temp dir:
-// the live backend starts the controller and switch from it.
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin := filepath.Join(t.TempDir(), "pseudocong")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/pseudocong")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // liveNames matches the objects of a live testbed with a generated name.
 var (

@@ -24,7 +24,7 @@ import (
 //   - no namespace, interface or process left afterwards
 func TestSerialLiveCheckMustShow(t *testing.T) {
 	testenv.RequireRoot(t)
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	before := snapshot(t, bin)
 	out := filepath.Join(t.TempDir(), "out")
 
@@ -98,7 +98,7 @@ func TestSerialLiveCheckMustShow(t *testing.T) {
 // children down before it exits.
 func TestLiveRunInterruptCleansUp(t *testing.T) {
 	testenv.RequireRoot(t)
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	before := snapshot(t, bin)
 	cmd := exec.Command(bin, "experiment", "run", "live-check", "--backend", "live", "--out", t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -20,7 +20,7 @@ import (
 // saturated, Table 1's staircase) is measured and logged.
 func TestSerialLivePacketInAgreesWithSim(t *testing.T) {
 	testenv.RequireRoot(t)
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	prof, err := profile.Load("pica8-p3297")
 	if err != nil {
 		t.Fatal(err)

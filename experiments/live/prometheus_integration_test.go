@@ -49,7 +49,7 @@ func getMetrics(addr string) ([]byte, error) {
 func TestPrometheusScrapesLiveBackend(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "prometheus", "promtool")
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	raw, err := os.ReadFile(filepath.Join(repoRoot(), "deploy", "prometheus", "prometheus.yml"))
 	if err != nil {
 		t.Fatal(err)

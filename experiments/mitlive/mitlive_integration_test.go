@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +34,7 @@ import (
 func TestSerialMitigationsLiveCut(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip", "nstat", "sysctl")
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	// A name of our own: other tests on the machine make and remove
 	// namespaces of their own meanwhile.
 	name := fmt.Sprintf("ml%05x", os.Getpid()&0xfffff)
@@ -125,19 +124,6 @@ func TestSerialMitigationsLiveCut(t *testing.T) {
 	if linear.SYNRetrans > 0.75*base.SYNRetrans {
 		t.Errorf("tcp_syn_linear_timeouts=0: %v SYN retransmissions, want ≤ 75 %% of the baseline's %v", linear.SYNRetrans, base.SYNRetrans)
 	}
-}
-
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin := filepath.Join(t.TempDir(), "pseudocong")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/pseudocong")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func netnsList(t testing.TB) []string {

@@ -5,8 +5,6 @@ package policing
 import (
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -14,16 +12,6 @@ import (
 	"github.com/pseudocong/pseudocong/experiments/livetcp"
 	"github.com/pseudocong/pseudocong/internal/testenv"
 )
-
-func buildPseudocong(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pseudocong")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/pseudocong/pseudocong/cmd/pseudocong").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 func requireLive(t *testing.T) {
 	t.Helper()
@@ -87,7 +75,7 @@ func TestSerialPolicingLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := &Live{Binary: buildPseudocong(t), Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	live := &Live{Binary: testenv.BuildPseudocong(t), Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	t.Cleanup(func() {
 		if err := live.Close(); err != nil {
 			t.Errorf("live close: %v", err)
@@ -142,7 +130,7 @@ func TestSerialPolicingLive(t *testing.T) {
 // within 5 %, measured back to back in the same test.
 func TestSerialPolicingKernelTBFAnchor(t *testing.T) {
 	requireLive(t)
-	bin := buildPseudocong(t)
+	bin := testenv.BuildPseudocong(t)
 	ctx := t.Context()
 	const rate, burst, latency = "20mbit", "32kb", "50ms"
 	ours := []livetcp.SwitchEmu{{Right: livetcp.PortEmu{Qdisc: "tbf,rate=" + rate + ",burst=" + burst + ",latency=" + latency, Delay: "14ms"}}}

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -20,21 +18,6 @@ import (
 	"github.com/pseudocong/pseudocong/experiments/tcpexp"
 	"github.com/pseudocong/pseudocong/internal/testenv"
 )
-
-// buildBinary compiles cmd/pseudocong into the test's temp dir: the live
-// runs start the controller and switch from it.
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin := filepath.Join(t.TempDir(), "pseudocong")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/pseudocong")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // syncBuffer collects the child processes' output.
 type syncBuffer struct {
@@ -77,7 +60,7 @@ func TestSerialPaperTCPLive(t *testing.T) {
 	for _, c := range []string{"ip", "nstat"} {
 		testenv.RequireCommand(t, c)
 	}
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	s, err := tcpexp.LoadSpec("paper-tcp")
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +197,7 @@ func (c *cancelOn) Handle(_ context.Context, r slog.Record) error {
 func TestPaperTCPLiveCancelCleansUp(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip", "nstat")
-	bin := buildBinary(t)
+	bin := testenv.BuildPseudocong(t)
 	s, err := tcpexp.LoadSpec("paper-tcp")
 	if err != nil {
 		t.Fatal(err)

@@ -80,3 +80,24 @@ func (c *priorityCounter) Next() uint16 {
 	}
 	return p
 }
+
+// Nth is the priority the k-th flow (0-based) of a fresh counter gets
+// under this strategy, with the default constant; an error where the
+// pattern runs out of the 1..65535 range (the counter itself saturates
+// there instead). The simulator's and the live backend's preinstalled
+// rules use it so that they are numbered as the reactive app numbers.
+func (p PriorityStrategy) Nth(k int) (uint16, error) {
+	var v int
+	switch p {
+	case PriorityAscending:
+		v = 1 + k
+	case PriorityDescending:
+		v = 0xffff - k
+	default:
+		v = int(DefaultConstantPriority)
+	}
+	if v < 1 || v > 0xffff {
+		return 0, fmt.Errorf("rule %d of the %s pattern falls outside 1..65535", k, p)
+	}
+	return uint16(v), nil
+}

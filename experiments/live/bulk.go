@@ -255,33 +255,18 @@ func bulkRun(ctx context.Context, cfg BulkConfig, topo *testbed.Topology, bp Bul
 // BulkRules is the proactive controller's rule file for the flows from
 // h1's ports to h2's sink: per flow the data rule (port 1 → 2) and the
 // ACK rule (2 → 1), with priorities 2i and 2i+1 of the pattern (the sim's
-// dataPriority numbering).
+// controller.PriorityStrategy.Nth numbering).
 func BulkRules(h1, h2 testbed.Host, ports []uint16, sinkPort uint16, pattern string) (string, error) {
 	pat, err := controller.ParsePriorityStrategy(pattern)
 	if err != nil {
 		return "", err
 	}
-	prio := func(k int) (int, error) {
-		var v int
-		switch pat {
-		case controller.PriorityAscending:
-			v = 1 + k
-		case controller.PriorityDescending:
-			v = 0xffff - k
-		default:
-			v = int(controller.DefaultConstantPriority)
-		}
-		if v < 1 || v > 0xffff {
-			return 0, fmt.Errorf("rule %d of the %s pattern falls outside 1..65535", k, pattern)
-		}
-		return v, nil
-	}
 	a1, a2 := h1.Addr.Addr(), h2.Addr.Addr()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# paper-tcp live cell: %d bulk flows %s -> %s:%d, %s priorities\n", len(ports), a1, a2, sinkPort, pattern)
 	for i, p := range ports {
-		fwd, err1 := prio(2 * i)
-		rev, err2 := prio(2*i + 1)
+		fwd, err1 := pat.Nth(2 * i)
+		rev, err2 := pat.Nth(2*i + 1)
 		if err := errors.Join(err1, err2); err != nil {
 			return "", err
 		}

@@ -366,8 +366,8 @@ func (n *network) baseRules(inPort uint16) (func(i int) openflow.Match, error) {
 func preloadData(n *network, pattern controller.PriorityStrategy, tuples []probes.FiveTuple) error {
 	for _, h := range n.path {
 		for i, t := range tuples {
-			fwd, err1 := dataPriority(pattern, 2*i)
-			rev, err2 := dataPriority(pattern, 2*i+1)
+			fwd, err1 := pattern.Nth(2 * i)
+			rev, err2 := pattern.Nth(2*i + 1)
 			if err := errors.Join(err1, err2); err != nil {
 				return fmt.Errorf("sim: data rule %d: %w", i, err)
 			}

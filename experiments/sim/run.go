@@ -117,7 +117,7 @@ type Series struct {
 	Truncated uint64 `json:",omitempty"`
 }
 
-// basePriority and dataPriority number the rules the experiment puts in
+// basePriority and PriorityStrategy.Nth number the rules the experiment puts in
 // the table itself, so that they sit where the controller's strategy would
 // have put earlier rules of the same pattern: the reactive app numbers its
 // rules ascending from 1, descending from 65535, or constant 100. A base
@@ -133,25 +133,6 @@ func basePriority(pattern controller.PriorityStrategy) uint16 {
 		return 0xffff
 	}
 	return controller.DefaultConstantPriority
-}
-
-// dataPriority is the priority of the k-th rule of the data experiment's
-// flows (held in the backing table): the k-th priority the reactive app's
-// pattern would give.
-func dataPriority(pattern controller.PriorityStrategy, k int) (uint16, error) {
-	var v int
-	switch pattern {
-	case controller.PriorityAscending:
-		v = 1 + k
-	case controller.PriorityDescending:
-		v = 0xffff - k
-	default:
-		v = int(controller.DefaultConstantPriority)
-	}
-	if v < 1 || v > 0xffff {
-		return 0, fmt.Errorf("rule %d of the %s pattern falls outside 1..65535", k, pattern)
-	}
-	return uint16(v), nil
 }
 
 var simStart = time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC)

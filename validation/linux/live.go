@@ -235,8 +235,12 @@ func (l *Live) Run(ctx context.Context, c Cell) (Side, error) {
 	for k, v := range after {
 		// The queue under test only: the forward port's qdisc drops
 		// (the switch counts each again as a tx_error); with the kernel
-		// shaper, tbf's drops (below).
-		if !strings.Contains(k, "pseudocong_port_egress_dropped_total{") || !strings.Contains(k, "port=2,") {
+		// shaper, tbf's drops (below) and any frame the switch failed to
+		// write into it.
+		if !strings.Contains(k, "port=2,") {
+			continue
+		}
+		if !strings.Contains(k, "pseudocong_port_egress_dropped_total{") && !(l.KernelShaper && strings.Contains(k, "pseudocong_switch_packets_dropped_total{")) {
 			continue
 		}
 		if d := v - before[k]; d > 0 {
@@ -249,7 +253,7 @@ func (l *Live) Run(ctx context.Context, c Cell) (Side, error) {
 		if err != nil {
 			return Side{}, err
 		}
-		s.Drops = d - tbfBefore
+		s.Drops += d - tbfBefore
 	}
 	l.log().Info("live cell", "cell", c.Key(), "goodput0", s.Goodput0, "aggregate", s.Aggregate,
 		"retrans", s.Retrans, "drops", s.Drops, "streams", fmt.Sprint(s.Streams))

@@ -29,12 +29,22 @@ const SimStartGap = time.Millisecond
 // queue of at least 1000 packets at the bottleneck rate (the switch's
 // port towards the client). Access links are 1 Gbit/s (live: veths and
 // the switch, faster).
+//
+// Our links carry IP datagrams, the live ones Ethernet frames 14 bytes
+// longer, which the switch's shaper (and tbf) count: ours runs at the
+// rate that gives a full segment the same time on the wire (SimRate).
 func SimConfig(c Cell, seed uint64) dumbbell.Config {
 	return dumbbell.Config{
-		Flows: c.Flows, CC: []string{c.CC}, Bottleneck: c.Rate, RTT: c.RTT, Queue: c.queue(),
+		Flows: c.Flows, CC: []string{c.CC}, Bottleneck: SimRate(c.Rate), RTT: c.RTT, Queue: c.queue(),
 		Qdisc: "droptail", Duration: c.Duration, Segment: LinuxSegment, DelAck: true,
 		Profile: tcp.Linux(), Seed: seed, StartGap: SimStartGap,
 	}
+}
+
+// SimRate is the live line rate scaled by a full datagram over its
+// frame (1500 / 1514 bytes).
+func SimRate(rate int64) int64 {
+	return rate * (LinuxSegment + 52) / (LinuxSegment + 52 + 14)
 }
 
 // Sim runs a cell in our simulator (deterministic for a seed).

@@ -27,6 +27,8 @@ type Iperf struct {
 	// Interval is -i, the series' bin; 0: 100 ms.
 	Interval time.Duration
 	Port     int // 0: 5201
+	// Parallel is -P: this many streams at once (0 or 1: one).
+	Parallel int
 }
 
 // Result is a transfer's outcome.
@@ -51,6 +53,10 @@ type Result struct {
 	RetxSeries []int64
 	// SenderCC and ReceiverCC are what iperf3 reports the sockets used.
 	SenderCC, ReceiverCC string
+	// StreamsMbps is each stream's receiver goodput (iperf3's
+	// end.streams[].receiver), in stream order; the first is the stream
+	// that connected first.
+	StreamsMbps []float64
 }
 
 type iperfJSON struct {
@@ -70,6 +76,11 @@ type iperfJSON struct {
 		} `json:"sum_received"`
 		SenderCC   string `json:"sender_tcp_congestion"`
 		ReceiverCC string `json:"receiver_tcp_congestion"`
+		Streams    []struct {
+			Receiver struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"receiver"`
+		} `json:"streams"`
 	} `json:"end"`
 	ServerOutput *iperfJSON `json:"server_output_json"`
 	Error        string     `json:"error"`
@@ -141,6 +152,9 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	if r.Reverse {
 		args = append(args, "-R")
 	}
+	if r.Parallel > 1 {
+		args = append(args, "-P", strconv.Itoa(r.Parallel))
+	}
 	client := exec.CommandContext(ctx, "ip", args...)
 	var stdout bytes.Buffer
 	client.Stdout = &stdout
@@ -176,6 +190,9 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	}
 	res := &Result{GoodputMbps: j.End.SumReceived.BitsPerSecond / 1e6, Seconds: j.End.SumReceived.Seconds,
 		Retransmits: after - omitV, RetransmitsAll: after - before, SenderCC: j.End.SenderCC, ReceiverCC: j.End.ReceiverCC}
+	for _, st := range j.End.Streams {
+		res.StreamsMbps = append(res.StreamsMbps, st.Receiver.BitsPerSecond/1e6)
+	}
 	// The receiver's intervals: the client's with -R, the server's
 	// otherwise.
 	iv := j.Intervals

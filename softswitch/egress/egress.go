@@ -241,6 +241,7 @@ func (s *Shaper) pump(now time.Time) {
 		}
 		if s.rate > 0 {
 			if at := s.tx.readyAt(s.held.Len, now); at.After(now) {
+				s.tx.setBacklogged(true, now)
 				s.arm(at, now)
 				return
 			}
@@ -249,6 +250,9 @@ func (s *Shaper) pump(now time.Time) {
 		p := s.held
 		s.held = nil
 		s.leave(p, now)
+	}
+	if s.rate > 0 {
+		s.tx.setBacklogged(false, now)
 	}
 	if at, ok := s.q.NextReady(now); ok {
 		s.arm(at, now)

@@ -379,3 +379,47 @@ func TestWallClockConcurrentTransmit(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// A backlog drains at the line's rate even when nothing arrives to pump
+// it and every wake-up is later than the bucket is deep (a busy host's
+// timers: up to 5 ms here, the bucket 2.4 ms at 10 Mbit/s): the time a
+// frame waited past its turn is owed to the backlog, not lost. This is
+// the ACK-clocked case — TCP's next segments arrive only as the line
+// drains — where late timers alone used to set the pace (~17 % short).
+func TestLineRateHoldsWhileBackloggedOnVeryLateTimers(t *testing.T) {
+	clk := newLateClock(5 * time.Millisecond)
+	k := &sink{clk: clk}
+	s, err := New(clk, k.send, Config{Rate: 10_000_000, Qdisc: mustQdisc(t, "droptail,limit=1000")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 800
+	for i := range n {
+		if err := s.Transmit(frame(1500, uint32(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.RunUntil(t0.Add(10 * time.Second))
+	if len(k.frames) != n {
+		t.Fatalf("sent %d of %d frames", len(k.frames), n)
+	}
+	line := time.Duration(n * 1500 * 8 * int64(time.Second) / 10_000_000)
+	took := k.at[n-1].Sub(t0)
+	if took > line+6*time.Millisecond {
+		t.Errorf("%d frames took %v on a line that sends them in %v: late timers slowed the line", n, took, line)
+	}
+	// The catch-up after a late wake-up is bounded: never more than the
+	// backlog cap's worth of frames back to back.
+	maxRun, run := 1, 1
+	for i := 1; i < n; i++ {
+		if k.at[i].Equal(k.at[i-1]) {
+			run++
+			maxRun = max(maxRun, run)
+		} else {
+			run = 1
+		}
+	}
+	if capFrames := int(10_000_000/8*int64(txBacklogSlack)/int64(time.Second))/1500 + 2; maxRun > capFrames {
+		t.Errorf("%d frames left back to back, want at most %d", maxRun, capFrames)
+	}
+}

@@ -27,8 +27,8 @@ type txBucket struct {
 const (
 	txSlack        = 2 * time.Millisecond
 	txBacklogSlack = 20 * time.Millisecond
-	txMinBurst   = 2 * 1518 // bytes: two full Ethernet frames
-	nanobitsPerB = 8 * 1_000_000_000
+	txMinBurst     = 2 * 1518 // bytes: two full Ethernet frames
+	nanobitsPerB   = 8 * 1_000_000_000
 )
 
 func newTxBucket(rate int64) txBucket {

@@ -38,17 +38,7 @@ func udpReceivedRates(t testing.TB, topo *testbed.Topology, port int, rate strin
 		t.Fatal(err)
 	}
 	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, _ := exec.Command("ip", "netns", "exec", h2.Netns, "ss", "-Hltn", "sport = :"+p).Output()
-		if len(out) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("iperf3 server on %s not listening within 10 s", p)
-		}
-		time.Sleep(50 * time.Millisecond) // polling, not asserting
-	}
+	waitListening(t, h2.Netns, "sport = :"+p, 1, 10*time.Second)
 	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", h1.Netns, "iperf3", "-c", ip2, "-p", p,
 		"-u", "-b", rate, "-l", strconv.Itoa(length), "-t", strconv.Itoa(secs), "-J").Output()
 	if err != nil {

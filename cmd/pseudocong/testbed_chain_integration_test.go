@@ -6,10 +6,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,12 +75,8 @@ func leftovers(t *testing.T, name string) []string {
 			left = append(left, "link "+l.Attrs().Name)
 		}
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err == nil && strings.Contains(string(b), name) {
-			left = append(left, "process "+p+": "+strings.ReplaceAll(string(b), "\x00", " "))
-		}
+	for _, p := range testenv.Processes(func(args []string) bool { return strings.Contains(strings.Join(args, "\x00"), name) }) {
+		left = append(left, "process "+p.String())
 	}
 	return left
 }
@@ -90,17 +85,10 @@ func leftovers(t *testing.T, name string) []string {
 // each one has.
 func switchPid(t *testing.T, port string) int {
 	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[1] == "switch" && strings.Contains(string(b), "\x00"+port+"\x00") {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-			return pid
-		}
+	for _, p := range testenv.Processes(func(args []string) bool {
+		return len(args) > 1 && args[1] == "switch" && slices.Contains(args[2:], port)
+	}) {
+		return p.Pid
 	}
 	t.Fatalf("no switch process with port %s", port)
 	return 0

@@ -10,9 +10,10 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pseudocong/pseudocong/internal/testenv"
 )
 
 // liveNames matches the objects of a live testbed with a generated name.
@@ -47,17 +48,7 @@ func snapshot(t testing.TB, bin string) leftovers {
 			l.links = append(l.links, i.Name)
 		}
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil || len(b) == 0 {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if args[0] == bin {
-			l.procs = append(l.procs, filepath.Base(filepath.Dir(p))+": "+strings.Join(args, " "))
-		}
-	}
+	l.procs = testenv.ProcessesOf(bin)
 	return l
 }
 

@@ -62,7 +62,7 @@ func TestSerialMitigationsLiveCut(t *testing.T) {
 			t.Errorf("interface left behind: %s", i.Name)
 		}
 	}
-	if procs := procsOf(t, bin); len(procs) > 0 {
+	if procs := testenv.ProcessesOf(bin); len(procs) > 0 {
 		t.Errorf("processes left behind: %v", procs)
 	}
 
@@ -135,24 +135,6 @@ func netnsList(t testing.TB) []string {
 	var out []string
 	for _, e := range ents {
 		out = append(out, e.Name())
-	}
-	return out
-}
-
-// procsOf lists running processes started from bin.
-func procsOf(t testing.TB, bin string) []string {
-	t.Helper()
-	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil || len(b) == 0 {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if args[0] == bin {
-			out = append(out, filepath.Base(filepath.Dir(p))+": "+strings.Join(args, " "))
-		}
 	}
 	return out
 }

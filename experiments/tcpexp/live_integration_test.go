@@ -223,10 +223,7 @@ func TestPaperTCPLiveCancelCleansUp(t *testing.T) {
 			}
 		}
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		if b, err := os.ReadFile(p); err == nil && strings.HasPrefix(string(b), bin+"\x00") {
-			t.Errorf("process left behind: %s", strings.ReplaceAll(string(b), "\x00", " "))
-		}
+	for _, p := range testenv.ProcessesOf(bin) {
+		t.Errorf("process left behind: %s", p)
 	}
 }

@@ -25,7 +25,10 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip", "sysctl")
 	bin := testenv.BuildPseudocong(t)
-	o := testenv.StartOVS(t, testenv.OVSOptions{})
+	// The same scheduling as the prediction test's (ovsRT): the profile
+	// must be fitted under the conditions it is checked in.
+	prio, parts := ovsRT(t)
+	o := testenv.StartOVS(t, testenv.OVSOptions{RTPriority: parts["ovs"]})
 	br := o.AddBridge("calbr", 1)
 	tag := testenv.NewTag()
 	var sw, cal [2]string
@@ -65,9 +68,15 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PSEUDOCONG_CALIBRATE_OVS_RULES: %v", err)
 	}
-	cmd := exec.CommandContext(t.Context(), bin, "calibrate", "--listen", "ptcp:"+strconv.Itoa(port)+":127.0.0.1",
-		"--data", cal[0]+","+cal[1], "--max-rules", rules, "--budget", "3m", "--name", "ovs-netdev",
-		"--out", path, "--report", report, "--log-level", "warn")
+	argv := []string{bin, "calibrate", "--listen", "ptcp:" + strconv.Itoa(port) + ":127.0.0.1",
+		"--data", cal[0] + "," + cal[1], "--max-rules", rules, "--budget", "3m", "--name", "ovs-netdev",
+		"--out", path, "--report", report, "--log-level", "warn"}
+	if parts["ctl"] > 0 {
+		// calibrate is the controller and both probe endpoints.
+		argv = testenv.RealtimeCommand(parts["ctl"], argv...)
+	}
+	t.Logf("SCHED_FIFO %d for %v", prio, parts)
+	cmd := exec.CommandContext(t.Context(), argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
 	err = cmd.Run()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -75,14 +76,19 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 			t.Errorf("testbed down: %v", err)
 		}
 	})
-	o := testenv.StartOVS(t, testenv.OVSOptions{})
+	rt, parts := ovsRT(t)
+	o := testenv.StartOVS(t, testenv.OVSOptions{RTPriority: parts["ovs"]})
 	br := o.AddBridge("pred", 1)
 	for i, p := range topo.SwitchPorts() {
 		o.AddPort(br, p, i+1)
 	}
-	ctrl, err := testbed.StartDaemon(testbed.DaemonConfig{Binary: bin, Ready: true, Args: []string{"controller",
+	ctlArgv := []string{bin, "controller",
 		"--listen", "ptcp:0:127.0.0.1", "--app", "reactive", "--priority", "ascending",
-		"--idle-timeout", "0", "--metrics-addr", "127.0.0.1:0"}})
+		"--idle-timeout", "0", "--metrics-addr", "127.0.0.1:0"}
+	if parts["ctl"] > 0 {
+		ctlArgv = testenv.RealtimeCommand(parts["ctl"], ctlArgv...)
+	}
+	ctrl, err := testbed.StartDaemon(testbed.DaemonConfig{Binary: ctlArgv[0], Ready: true, Args: ctlArgv[1:]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +127,7 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		b, _ := os.ReadFile("/proc/loadavg")
 		return strings.TrimSpace(string(b))
 	}
-	t.Logf("load average before: %s", load())
+	t.Logf("load average before: %s; SCHED_FIFO %d for %v", load(), rt, parts)
 	for ci, c := range ovsCells {
 		// Every cell starts from an empty table, as the simulator's.
 		if _, err := o.Ofctl("del-flows", br); err != nil {
@@ -137,7 +143,7 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		live := recv.run(t, tx, tuples, c.rate)
+		live := recv.run(t, tx, tuples, c.rate, parts["tx"])
 		o2, err := sim.Run(sim.Scenario{Kind: sim.OneWay, Flows: c.flows, Rate: c.rate, Priority: "ascending",
 			Profile: prof, Seed: uint64(ci + 1)})
 		if err != nil {
@@ -203,6 +209,30 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	}
 }
 
+// ovsRT is the real-time set-up: PSEUDOCONG_OVS_RT (priority, 0 = off)
+// and PSEUDOCONG_OVS_RT_PARTS (ovs, ctl, tx).
+func ovsRT(t *testing.T) (int, map[string]int) {
+	prio := 10
+	if v := os.Getenv("PSEUDOCONG_OVS_RT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 99 {
+			t.Fatalf("PSEUDOCONG_OVS_RT=%q: want a priority 0-99", v)
+		}
+		prio = n
+	}
+	parts := map[string]int{}
+	list := "ovs,ctl,tx"
+	if v, ok := os.LookupEnv("PSEUDOCONG_OVS_RT_PARTS"); ok {
+		list = v
+	}
+	for _, p := range strings.Split(list, ",") {
+		if p != "" && prio > 0 {
+			parts[p] = prio
+		}
+	}
+	return prio, parts
+}
+
 // ovsArrivals records the receive time of each flow's packet.
 type ovsArrivals struct {
 	mu    sync.Mutex
@@ -223,8 +253,19 @@ func (a *ovsArrivals) Deliver(p probes.ProbePacket) {
 // run sends one packet per tuple at rate and returns the one-way delays
 // of the flows delivered, in flow order (a flow not delivered within 2 s
 // of the last send or arrival is left out).
-func (a *ovsArrivals) run(t *testing.T, tx *plive.Endpoint, tuples []probes.FiveTuple, rate float64) []time.Duration {
+func (a *ovsArrivals) run(t *testing.T, tx *plive.Endpoint, tuples []probes.FiveTuple, rate float64, rtPrio int) []time.Duration {
 	t.Helper()
+	if rtPrio > 0 {
+		restore, err := testenv.LockRealtimeThread(rtPrio)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := restore(); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
 	a.mu.Lock()
 	a.index = make(map[probes.FiveTuple]int, len(tuples))
 	a.got = make([]time.Time, len(tuples))

@@ -5,6 +5,8 @@ package calibrate_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,8 +29,8 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	bin := testenv.BuildPseudocong(t)
 	// The same scheduling as the prediction test's (ovsRT): the profile
 	// must be fitted under the conditions it is checked in.
-	prio, parts := ovsRT(t)
-	o := testenv.StartOVS(t, testenv.OVSOptions{RTPriority: parts["ovs"]})
+	parts := ovsRT(t)
+	o := testenv.StartOVS(t, testenv.OVSOptions{Realtime: parts["ovs"]})
 	br := o.AddBridge("calbr", 1)
 	tag := testenv.NewTag()
 	var sw, cal [2]string
@@ -71,11 +73,8 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	argv := []string{bin, "calibrate", "--listen", "ptcp:" + strconv.Itoa(port) + ":127.0.0.1",
 		"--data", cal[0] + "," + cal[1], "--max-rules", rules, "--budget", "3m", "--name", "ovs-netdev",
 		"--out", path, "--report", report, "--log-level", "warn"}
-	if parts["ctl"] > 0 {
-		// calibrate is the controller and both probe endpoints.
-		argv = testenv.RealtimeCommand(parts["ctl"], argv...)
-	}
-	t.Logf("SCHED_FIFO %d for %v", prio, parts)
+	// calibrate is the controller and both probe endpoints.
+	argv = parts["ctl"].Command(argv...)
 	cmd := exec.CommandContext(t.Context(), argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
@@ -117,6 +116,17 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	// Fig. 5-style: the switch model with this profile predicts the
 	// measured ascending insert curve (replay_integration_test.go).
 	gaps := compareAscendingCurve(t, report+"/samples.json", p)
+	// The same curve against the committed profile, fitted in another
+	// run: a prediction, not a fit to these batches.
+	_, file, _, _ := runtime.Caller(0)
+	committed, err := profile.Load(filepath.Join(filepath.Dir(file), "..", "profiles", "ovs-netdev.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("the same batches against profiles/ovs-netdev.yaml:")
+	for _, g := range compareAscendingCurve(t, report+"/samples.json", committed) {
+		gaps = append(gaps, "profiles/ovs-netdev.yaml: "+g)
+	}
 	flows, err := o.DumpFlows(br)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,15 +21,14 @@ type OVSOptions struct {
 	// VerboseLog enables debug logging of the vconn (OpenFlow connection)
 	// and rconn modules, useful when a controller handshake fails.
 	VerboseLog bool
-	// RTPriority, if > 0, starts ovs-vswitchd under SCHED_FIFO at this
-	// priority (chrt -f; the daemonised process and every thread it
-	// creates inherit it), so that on a busy host its polling thread
-	// wakes when a packet or an OpenFlow message arrives instead of when
-	// the CFS scheduler gets round to it. Safe because vswitchd with the
-	// netdev datapath and no DPDK ports does not busy-poll (measured:
-	// ~0.2 % of a core idle; docs/calibrate.md, "Scheduling"). 0: normal
-	// scheduling.
-	RTPriority int
+	// Realtime starts ovs-vswitchd under SCHED_FIFO and/or on given CPUs
+	// (the daemonised process and every thread it creates inherit both),
+	// so that on a busy host its polling thread wakes when a packet or an
+	// OpenFlow message arrives instead of when the CFS scheduler gets
+	// round to it. Safe because vswitchd with the netdev datapath and no
+	// DPDK ports does not busy-poll (measured: ~0.2 % of a core idle;
+	// docs/calibrate.md, "Scheduling"). Zero: normal scheduling.
+	Realtime Realtime
 }
 
 // OVS is a private ovsdb-server + ovs-vswitchd pair. Every ovs-* command it
@@ -55,8 +55,8 @@ func StartOVS(t testing.TB, opts OVSOptions) *OVS {
 	t.Helper()
 	RequireRoot(t)
 	RequireCommand(t, "ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
-	if opts.RTPriority > 0 {
-		RequireCommand(t, "chrt")
+	if c := opts.Realtime.Commands(); len(c) > 0 {
+		RequireCommand(t, c...)
 	}
 	if opts.LogLines == 0 {
 		opts.LogLines = 40
@@ -79,10 +79,7 @@ func StartOVS(t testing.TB, opts OVSOptions) *OVS {
 	if err != nil {
 		t.Fatalf("start ovs: %v", err)
 	}
-	vswitchd := []string{"ovs-vswitchd"}
-	if opts.RTPriority > 0 {
-		vswitchd = RealtimeCommand(opts.RTPriority, "ovs-vswitchd")
-	}
+	vswitchd := opts.Realtime.Command("ovs-vswitchd")
 	steps := [][]string{
 		{"ovsdb-tool", "create", db, schema},
 		{"ovsdb-server", "--remote=punix:" + filepath.Join(dir, "db.sock"),
@@ -97,6 +94,15 @@ func StartOVS(t testing.TB, opts OVSOptions) *OVS {
 	for _, step := range steps {
 		if _, err := run(o.env, step[0], step[1:]...); err != nil {
 			t.Fatalf("start ovs: %v", err)
+		}
+	}
+	if opts.Realtime.On() {
+		pid, err := o.VswitchdPID()
+		if err == nil {
+			err = opts.Realtime.Check(pid)
+		}
+		if err != nil {
+			t.Fatalf("start ovs: ovs-vswitchd under %v: %v", opts.Realtime, err)
 		}
 	}
 	if opts.VerboseLog {
@@ -120,6 +126,19 @@ func ovsSchema() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("vswitch.ovsschema not found (is openvswitch-switch installed?)")
+}
+
+// VswitchdPID returns ovs-vswitchd's pid, from its pidfile.
+func (o *OVS) VswitchdPID() (int, error) {
+	b, err := os.ReadFile(filepath.Join(o.Dir, "ovs-vswitchd.pid"))
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("ovs-vswitchd pidfile: %w", err)
+	}
+	return pid, nil
 }
 
 // Env returns the OVS_* variables that point ovs-* commands at this

@@ -60,6 +60,17 @@ func Analyse(res *Result) Fits {
 	} else {
 		f.FlushErr = err.Error()
 	}
+	// Regular groups but lone misses held no longer than a read: the
+	// switch reads in bursts, it does not batch (MaxReadBurstWait).
+	if f.Burst != nil && f.Burst.BatchSize > 1 && f.Flush != nil && !f.Flush.Periodic && f.Flush.Period < MaxReadBurstWait {
+		if u, err := Unbatch(*f.Burst, res.Burst); err == nil {
+			f.Burst = &u
+			p = u.PacketInCost
+			if fl, err := FitFlush(res.Isolated, res.IsolatedAt, p, f.Echo.Median/2); err == nil {
+				f.Flush = &fl
+			}
+		}
+	}
 	f.Upcall, f.UpcallErr = fitUpcall(res, f, p)
 	if res.QueueSent > 0 {
 		q := FitQueue(res.QueueSent, res.QueueGot, res.QueueSendDur, p)
@@ -152,6 +163,9 @@ func (f Fits) String() string {
 	s := ""
 	if f.Burst != nil {
 		s += fmt.Sprintf("Packet-In: %.0f/s (p = %v), batches of %d; ", f.Burst.Rate, f.Burst.PacketInCost.Round(time.Microsecond), f.Burst.BatchSize)
+		if f.Burst.ReadBurst > 1 {
+			s += fmt.Sprintf("read bursts of %d, not batches; ", f.Burst.ReadBurst)
+		}
 	}
 	if f.Flush != nil {
 		kind := "one-shot"

@@ -20,6 +20,33 @@ type BurstFit struct {
 	Groups    []int
 	// GapSplit is the inter-arrival gap that separates groups.
 	GapSplit time.Duration
+	// ReadBurst is the size of regular groups that were found not to be
+	// batches (Unbatch): the switch reads its input in bursts but holds
+	// no lone miss. 0 otherwise.
+	ReadBurst int
+}
+
+// MaxReadBurstWait is the longest wait of an isolated miss beyond its
+// build and the channel for which regular groups in a burst are still
+// read bursts rather than batches. A batching switch holds a lone miss
+// for its flush timer (Pica8: a 120 ms period); Open vSwitch's netdev
+// datapath reads up to 32 packets per poll (NETDEV_MAX_BURST) and, with
+// its thread under SCHED_FIFO, sends a burst's Packet-Ins in regular
+// groups of 32, while a lone miss comes back in its upcall time (0.1-0.5
+// ms). Modelled as batches (agent.batch_size 32) a lone miss would wait a
+// flush timer the switch does not have.
+const MaxReadBurstWait = time.Millisecond
+
+// Unbatch refits a burst whose regular groups are not batches, as a
+// switch without batching (the burst's throughput is its rate).
+func Unbatch(f BurstFit, arrivals []time.Duration) (BurstFit, error) {
+	size := f.BatchSize
+	u, err := fitBurst(arrivals, false)
+	if err != nil {
+		return f, err
+	}
+	u.ReadBurst = size
+	return u, nil
 }
 
 // FitBurst groups arrival times (any order) into batches and measures the
@@ -29,6 +56,10 @@ type BurstFit struct {
 // batched switch sends a group in one write, microseconds apart, and the
 // next one a batch's build time later); otherwise there is no batching.
 func FitBurst(arrivals []time.Duration) (BurstFit, error) {
+	return fitBurst(arrivals, true)
+}
+
+func fitBurst(arrivals []time.Duration, batching bool) (BurstFit, error) {
 	if len(arrivals) < 8 {
 		return BurstFit{}, fmt.Errorf("calibrate: burst fit: %d Packet-Ins, need 8", len(arrivals))
 	}
@@ -69,7 +100,7 @@ func FitBurst(arrivals []time.Duration) (BurstFit, error) {
 	// groups and the inner ones (the first and last may be cut by a
 	// timer) within ±25 % of their median. Otherwise the large gaps are
 	// stalls (a switch dropping or pausing), not batches.
-	if split >= 0 && !regularGroups(groups) {
+	if split >= 0 && (!batching || !regularGroups(groups)) {
 		split = -1
 		groups = groups[:0]
 		starts = starts[:1]

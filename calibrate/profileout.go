@@ -63,6 +63,10 @@ func WriteProfile(res *Result, f Fits, o ProfileOptions) ([]byte, []string, erro
 		w("  # throughput, %v per Packet-In (%.0f/s). A lower bound on the switch's rate", f.Burst.PacketInCost.Round(10*time.Nanosecond), f.Burst.Rate)
 		w("  # when it is near calibrate's own sending rate.")
 		w("  packet_in_cost: %s", fmtDur(f.Burst.PacketInCost))
+		if f.Burst.ReadBurst > 1 {
+			w("  # The burst came back in regular groups of %d, but isolated misses waited no", f.Burst.ReadBurst)
+			w("  # flush timer (under %v beyond build and channel): read bursts, not batches.", MaxReadBurstWait)
+		}
 		w("  batch_size: 1")
 	} else if f.Burst != nil {
 		w("  # p: burst of %d misses, %d Packet-Ins back; median over groups of the gap", res.BurstSent, len(res.Burst))

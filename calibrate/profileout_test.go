@@ -141,3 +141,54 @@ func TestPacketOutDelayWrittenOnlyWhenSlower(t *testing.T) {
 		t.Errorf("unmeasured PACKET_OUT: %v, want 0", got)
 	}
 }
+
+// TestReadBurstsAreNotBatches: Open vSwitch under SCHED_FIFO sends a
+// burst's Packet-Ins in regular groups of 32 (its netdev datapath reads 32
+// packets per poll) while a lone miss comes back in ~0.3 ms: no batching.
+// The same groups with lone misses held 5 ms (a one-shot flush timer)
+// stay batches.
+func TestReadBurstsAreNotBatches(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		wait  time.Duration
+		batch int
+	}{{"read bursts", 300 * time.Microsecond, 1}, {"one-shot timer", 5 * time.Millisecond, 32}} {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(21, 22))
+			res := synthResult(t)
+			res.Burst = res.Burst[:0]
+			for g := 0; g < 9; g++ {
+				for i := 0; i < 32; i++ {
+					res.Burst = append(res.Burst, time.Duration(g)*350*time.Microsecond+time.Duration(i)*500*time.Nanosecond)
+				}
+			}
+			res.BurstSent = len(res.Burst)
+			res.Isolated = res.Isolated[:0]
+			for i := 0; i < 25; i++ {
+				res.Isolated = append(res.Isolated, c.wait+time.Duration(rng.IntN(200))*time.Microsecond)
+			}
+			f := Analyse(res)
+			if f.Burst == nil || f.Burst.BatchSize != c.batch {
+				t.Fatalf("burst fit %+v, want batch size %d", f.Burst, c.batch)
+			}
+			out, _, err := WriteProfile(res, f, ProfileOptions{Name: "synthetic"})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			p, err := profile.Parse(out, "test")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if p.Agent.BatchSize != c.batch {
+				t.Errorf("profile batch_size %d, want %d", p.Agent.BatchSize, c.batch)
+			}
+			if c.batch == 1 {
+				if f.Burst.ReadBurst != 32 || !strings.Contains(string(out), "read bursts, not batches") {
+					t.Errorf("read burst %d, profile comment missing:\n%s", f.Burst.ReadBurst, out)
+				}
+				// 287 gaps over 8 × 350 µs + 31 × 0.5 µs: the throughput.
+				within(t, "p", f.Burst.PacketInCost, (8*350*time.Microsecond+31*500*time.Nanosecond)/287, 0.01)
+			}
+		})
+	}
+}

@@ -124,8 +124,19 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("the same batches against profiles/ovs-netdev.yaml:")
-	for _, g := range compareAscendingCurve(t, report+"/samples.json", committed) {
-		gaps = append(gaps, "profiles/ovs-netdev.yaml: "+g)
+	predicted := compareAscendingCurve(t, report+"/samples.json", committed)
+	if rt := parts["ovs"]; rt.Priority > 0 && parts["ctl"].Priority > 0 {
+		// With vswitchd and calibrate under SCHED_FIFO every batch waits
+		// for one revalidator round (OVS 3.1 starts at most one per 5 ms),
+		// and the committed profile predicted every quarter of nine runs
+		// within -13 to +5 % (docs/calibrate.md): asserted at 20 %.
+		for _, g := range predicted {
+			t.Errorf("Fig. 5-style curve, profiles/ovs-netdev.yaml: %s", g)
+		}
+	} else {
+		for _, g := range predicted {
+			gaps = append(gaps, "profiles/ovs-netdev.yaml: "+g)
+		}
 	}
 	flows, err := o.DumpFlows(br)
 	if err != nil {
@@ -135,10 +146,11 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 		t.Errorf("OVS holds %d rules after the run, want none:\n%s", n, flows)
 	}
 	if len(gaps) > 0 {
-		// KNOWN GAP (docs/calibrate.md, "Validation"): OVS's time to a
-		// forwarding rule is bimodal (at once, or after a revalidation,
-		// ms) and comes in runs of one mode, so a constant activation
-		// delay misprices quarters of the curve. Logged, not asserted: the miss is the result.
+		// KNOWN GAP (docs/calibrate.md, "Validation"): at normal
+		// priority OVS's time to a forwarding rule is bimodal (at once, or
+		// after a revalidation, ms) and comes in runs of one mode, so a
+		// constant activation delay misprices quarters of the curve.
+		// Logged, not asserted: the miss is the result.
 		t.Logf("KNOWN GAP, not within 20 %% (reported in docs/calibrate.md; not a failure, and not a skip: CI fails on skips):\n%s", strings.Join(gaps, "\n"))
 	}
 }

@@ -30,6 +30,10 @@ type ovsCell struct {
 	name  string
 	flows int
 	rate  float64
+	// bound, if > 0, is the largest relative gap between the simulator's
+	// and OVS's median asserted (with the timed parts under SCHED_FIFO);
+	// the 20 % of issue 16 is logged for every cell.
+	bound float64
 }
 
 // The paper's Table 1 is 400 flows at 10, 100, 1 000 and 5 000 pps, and
@@ -38,12 +42,21 @@ type ovsCell struct {
 // rates, and the Fig. 5-style ascending curve as 1 000 flows at 100 pps
 // (10 s; OVS's insert cost does not depend on the rate below its
 // Packet-In ceiling).
+//
+// The bounds are what held with margin over every run under SCHED_FIFO
+// (docs/calibrate.md, "Does the simulator with ovs-netdev predict
+// OVS?"): 10 and 100 pps and the ascending cell's median within -21 to
+// +24 % of OVS over ten runs, idle and with both cores kept busy, so 50 %
+// is asserted (it catches a broken scheduling set-up: OVS at normal
+// priority on a busy host answers in 1-150 ms, -41 to -100 %); 1 000 and
+// 5 000 pps ranged -67 to +77 % (OVS's level there moves 2× between runs
+// minutes apart) and are only logged.
 var ovsCells = []ovsCell{
-	{"table1-10pps", 30, 10},
-	{"table1-100pps", 200, 100},
-	{"table1-1000pps", 200, 1000},
-	{"table1-5000pps", 200, 5000},
-	{"fig5-ascending", 1000, 100},
+	{"table1-10pps", 30, 10, 0.5},
+	{"table1-100pps", 200, 100, 0.5},
+	{"table1-1000pps", 200, 1000, 0},
+	{"table1-5000pps", 200, 5000, 0},
+	{"fig5-ascending", 1000, 100, 0.5},
 }
 
 // TestSerialOVSProfilePredictsOVS: Open vSwitch (netdev, testenv.StartOVS)
@@ -54,8 +67,9 @@ var ovsCells = []ovsCell{
 // with profiles/ovs-netdev.yaml, to agree within 20 % (issue 16); what
 // is outside is logged as a KNOWN GAP with the host's load (see the end).
 // For the Fig. 5-style cell the first and last tenth of the flows are
-// compared too (the curve's start and end). Asserted: OVS delivers the
-// flows.
+// compared too (the curve's start and end). vswitchd, the controller and
+// the probe sender run under SCHED_FIFO (ovsRT). Asserted: OVS delivers
+// the flows, and the cells with a bound (ovsCells) are within it.
 func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip")
@@ -77,6 +91,8 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		}
 	})
 	parts := ovsRT(t)
+	// The bounds were measured with vswitchd and the controller real-time.
+	rtOn := parts["ovs"].Priority > 0 && parts["ctl"].Priority > 0
 	o := testenv.StartOVS(t, testenv.OVSOptions{Realtime: parts["ovs"]})
 	br := o.AddBridge("pred", 1)
 	for i, p := range topo.SwitchPorts() {
@@ -169,6 +185,12 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 			t.Errorf("%s: OVS delivered %d of %d flows", c.name, len(live), c.flows)
 		}
 		compare("all", live, simD)
+		if c.bound > 0 && rtOn && len(live) > 0 {
+			if d := float64(median(simD))/float64(median(live)) - 1; d > c.bound || d < -c.bound {
+				t.Errorf("%s: simulator median %v against OVS's %v (%+.0f %%), beyond the ±%.0f %% that held in every run under SCHED_FIFO",
+					c.name, median(simD), median(live), 100*d, 100*c.bound)
+			}
+		}
 		if c.name == "fig5-ascending" && len(live) == c.flows && len(simD) == c.flows {
 			k := c.flows / 10
 			compare("first", live[:k], simD[:k])
@@ -190,19 +212,16 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	}
 	t.Logf("load average after: %s", load())
 	if len(gaps) > 0 {
-		// KNOWN GAP (docs/calibrate.md, "Validation"): the levels are not
-		// within 20 % on this shared host. The profile's upcall keys (OVS's
-		// polling thread answers a miss in ~0.1 ms when busy, ~0.35 ms
-		// after idling) and packet_out_delay (its userspace PACKET_OUT)
-		// give the simulator 0.58 / 0.44 / 0.32 / 0.31 ms at 10 / 100 /
-		// 1 000 / 5 000 pps; OVS's own times are its threads' wall-clock
-		// latencies, which follow the host's load: over eight runs the
-		// simulator's median was 7-99 % below OVS's at load average 16-18,
-		// within 20 % in every cell at 10-12, and 37-59 % above at 100,
-		// 1 000 pps and the ascending cell at 7 (a one-sided bound failed
-		// there). No margin defensible from that spread would make a 20 %
-		// assertion both meaningful and never fail at random.
-		// Logged, not asserted: the miss is the result.
+		// KNOWN GAP (docs/calibrate.md, "Does the simulator with
+		// ovs-netdev predict OVS?"): not within 20 % in every run. With
+		// vswitchd, the controller and the sender under SCHED_FIFO the
+		// host's load no longer enters (OVS at normal priority with both
+		// cores busy: 1-150 ms), but OVS's own level still moves from run
+		// to run on this virtual machine (ten runs: 10 pps 0.48-0.61 ms,
+		// 100 pps 0.27-0.40, 1 000 pps 0.14-0.27, 5 000 pps 0.17-0.74,
+		// the ascending cell 0.28-0.39), in whole runs, idle or busy
+		// alike; the simulator sits inside those ranges, but a ±20 %
+		// assertion on one run would fail at random.
 		t.Logf("KNOWN GAP, not within 20 %% (reported in docs/calibrate.md; not a failure, and not a skip: CI fails on skips):\n%s", strings.Join(gaps, "\n"))
 	}
 }

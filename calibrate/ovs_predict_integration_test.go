@@ -30,10 +30,10 @@ type ovsCell struct {
 	name  string
 	flows int
 	rate  float64
-	// bound, if > 0, is the largest relative gap between the simulator's
-	// and OVS's median asserted (with the timed parts under SCHED_FIFO);
-	// the 20 % of issue 16 is logged for every cell.
-	bound float64
+	// factor, if > 0, is asserted (with the timed parts under
+	// SCHED_FIFO): OVS's median within this factor of the simulator's,
+	// either way. The 20 % of issue 16 is logged for every cell.
+	factor float64
 }
 
 // The paper's Table 1 is 400 flows at 10, 100, 1 000 and 5 000 pps, and
@@ -43,20 +43,21 @@ type ovsCell struct {
 // (10 s; OVS's insert cost does not depend on the rate below its
 // Packet-In ceiling).
 //
-// The bounds are what held with margin over every run under SCHED_FIFO
-// (docs/calibrate.md, "Does the simulator with ovs-netdev predict
-// OVS?"): 10 and 100 pps and the ascending cell's median within -21 to
-// +24 % of OVS over ten runs, idle and with both cores kept busy, so 50 %
-// is asserted (it catches a broken scheduling set-up: OVS at normal
-// priority on a busy host answers in 1-150 ms, -41 to -100 %); 1 000 and
-// 5 000 pps ranged -67 to +77 % (OVS's level there moves 2× between runs
-// minutes apart) and are only logged.
+// The factors are what held with margin over twenty runs under
+// SCHED_FIFO, idle and with both cores kept busy (docs/calibrate.md,
+// "Does the simulator with ovs-netdev predict OVS?"): at 10 and 100 pps
+// and in the ascending cell the simulator's median was 0.71-1.48× OVS's,
+// so a factor of 2 is asserted — not the issue's 20 %, which no cell met
+// in every run, but it catches a broken set-up (OVS at normal priority
+// on a busy host: ~50× slower than the simulator at 100 pps and in the
+// ascending cell, 2× at 10 pps). 1 000 and 5 000 pps
+// ranged 0.33-1.91× and are only logged.
 var ovsCells = []ovsCell{
-	{"table1-10pps", 30, 10, 0.5},
-	{"table1-100pps", 200, 100, 0.5},
+	{"table1-10pps", 30, 10, 2},
+	{"table1-100pps", 200, 100, 2},
 	{"table1-1000pps", 200, 1000, 0},
 	{"table1-5000pps", 200, 5000, 0},
-	{"fig5-ascending", 1000, 100, 0.5},
+	{"fig5-ascending", 1000, 100, 2},
 }
 
 // TestSerialOVSProfilePredictsOVS: Open vSwitch (netdev, testenv.StartOVS)
@@ -69,7 +70,7 @@ var ovsCells = []ovsCell{
 // For the Fig. 5-style cell the first and last tenth of the flows are
 // compared too (the curve's start and end). vswitchd, the controller and
 // the probe sender run under SCHED_FIFO (ovsRT). Asserted: OVS delivers
-// the flows, and the cells with a bound (ovsCells) are within it.
+// the flows, and the cells with a factor (ovsCells) are within it.
 func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip")
@@ -91,7 +92,7 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		}
 	})
 	parts := ovsRT(t)
-	// The bounds were measured with vswitchd and the controller real-time.
+	// The factors were measured with vswitchd and the controller real-time.
 	rtOn := parts["ovs"].Priority > 0 && parts["ctl"].Priority > 0
 	o := testenv.StartOVS(t, testenv.OVSOptions{Realtime: parts["ovs"]})
 	br := o.AddBridge("pred", 1)
@@ -185,10 +186,10 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 			t.Errorf("%s: OVS delivered %d of %d flows", c.name, len(live), c.flows)
 		}
 		compare("all", live, simD)
-		if c.bound > 0 && rtOn && len(live) > 0 {
-			if d := float64(median(simD))/float64(median(live)) - 1; d > c.bound || d < -c.bound {
-				t.Errorf("%s: simulator median %v against OVS's %v (%+.0f %%), beyond the ±%.0f %% that held in every run under SCHED_FIFO",
-					c.name, median(simD), median(live), 100*d, 100*c.bound)
+		if c.factor > 0 && rtOn && len(live) > 0 && len(simD) > 0 {
+			if r := float64(median(simD)) / float64(median(live)); r > c.factor || r < 1/c.factor {
+				t.Errorf("%s: simulator median %v is %.2f× OVS's %v, beyond the factor %.0f that held in every run under SCHED_FIFO",
+					c.name, median(simD), r, median(live), c.factor)
 			}
 		}
 		if c.name == "fig5-ascending" && len(live) == c.flows && len(simD) == c.flows {
@@ -217,11 +218,12 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		// vswitchd, the controller and the sender under SCHED_FIFO the
 		// host's load no longer enters (OVS at normal priority with both
 		// cores busy: 1-150 ms), but OVS's own level still moves from run
-		// to run on this virtual machine (ten runs: 10 pps 0.48-0.61 ms,
-		// 100 pps 0.27-0.40, 1 000 pps 0.14-0.27, 5 000 pps 0.17-0.74,
-		// the ascending cell 0.28-0.39), in whole runs, idle or busy
-		// alike; the simulator sits inside those ranges, but a ±20 %
-		// assertion on one run would fail at random.
+		// to run on this virtual machine (twenty runs: 10 pps 0.43-0.61
+		// ms, 100 pps 0.23-0.41, 1 000 pps 0.13-0.27, 5 000 pps 0.17-0.74,
+		// the ascending cell 0.25-0.48), in whole runs, idle or busy
+		// alike; the simulator (0.49 / 0.34 / 0.25 / 0.24, 0.34 ms) sits
+		// inside those ranges, but a ±20 % assertion on one run would
+		// fail at random.
 		t.Logf("KNOWN GAP, not within 20 %% (reported in docs/calibrate.md; not a failure, and not a skip: CI fails on skips):\n%s", strings.Join(gaps, "\n"))
 	}
 }

@@ -267,6 +267,14 @@ func (l *Link) onDeliver() {
 	// own, so the clock's same-instant limit can catch a runaway loop.
 	for n := l.pipe.Len(); n > 0 && l.pipe.Head().at <= now; n-- {
 		p := l.pipe.Pop().p
+		if l.pipe.Len() > 0 {
+			// On a long pipe (53 ms at 10 Gbit/s: 80 000 packets)
+			// every descriptor has left the cache by the time it
+			// arrives. Asking for the next one now overlaps that
+			// memory access with this delivery's work instead of
+			// stalling the next delivery on it.
+			prefetch(l.pipe.Head().p)
+		}
 		l.stats.Delivered++
 		l.stats.DeliveredBytes += uint64(p.Len)
 		l.cfg.Deliver(p)

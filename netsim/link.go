@@ -116,6 +116,10 @@ type Link struct {
 	sim     *clock.Sim // mono's Sim, nil on the wall clock
 	untimed bool       // the qdisc ignores the time it is given (DropTail)
 	ser     serCache
+	// dt is the qdisc when it is a plain DropTail (nil otherwise): the
+	// per-packet calls then go to it directly, not through the Qdisc
+	// interface, and inline.
+	dt *DropTail
 }
 
 func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
@@ -138,6 +142,7 @@ func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
 	l.mono = clock.NewMono(clk, l.base)
 	l.sim = l.mono.Sim()
 	_, l.untimed = c.Qdisc.(untimedQdisc)
+	l.dt, _ = c.Qdisc.(*DropTail)
 	return l, nil
 }
 
@@ -168,7 +173,12 @@ func (l *Link) Send(p *Packet) Verdict {
 		return Dropped
 	}
 	t, now := l.now()
-	v := l.cfg.Qdisc.Enqueue(p, t)
+	var v Verdict
+	if l.dt != nil {
+		v = l.dt.Enqueue(p, t)
+	} else {
+		v = l.cfg.Qdisc.Enqueue(p, t)
+	}
 	if v == Dropped {
 		l.stats.QdiscDropped++
 		l.drop(p, DropQdisc)
@@ -205,8 +215,13 @@ func (l *Link) free() {
 // pull puts the qdisc's next packet on the wire, or arms the wake-up for
 // when a shaper will let one go.
 func (l *Link) pull(t time.Time, now int64) {
-	q := l.cfg.Qdisc
-	p, ok := q.Dequeue(t)
+	var p *Packet
+	var ok bool
+	if l.dt != nil {
+		p, ok = l.dt.Dequeue(t)
+	} else {
+		p, ok = l.cfg.Qdisc.Dequeue(t)
+	}
 	if !ok {
 		l.armWake(t, now)
 		return
@@ -231,10 +246,18 @@ func (l *Link) pull(t time.Time, now int64) {
 			l.post(l.pipe.Head().at-now, l.deliver)
 		}
 	}
-	if q.Len() > 0 && !l.pullArmed {
+	if l.queued() && !l.pullArmed {
 		l.pullArmed = true
 		l.post(l.freeAt-now, l.onFree)
 	}
+}
+
+// queued reports whether the qdisc holds a packet.
+func (l *Link) queued() bool {
+	if l.dt != nil {
+		return l.dt.q.n > 0
+	}
+	return l.cfg.Qdisc.Len() > 0
 }
 
 func (l *Link) armWake(t time.Time, now int64) {

@@ -116,6 +116,10 @@ type Link struct {
 	sim     *clock.Sim // mono's Sim, nil on the wall clock
 	untimed bool       // the qdisc ignores the time it is given (DropTail)
 	ser     serCache
+	// dt is the qdisc when it is a plain DropTail (nil otherwise): the
+	// per-packet calls then go to it directly, not through the Qdisc
+	// interface, and inline.
+	dt *DropTail
 }
 
 func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
@@ -138,6 +142,7 @@ func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
 	l.mono = clock.NewMono(clk, l.base)
 	l.sim = l.mono.Sim()
 	_, l.untimed = c.Qdisc.(untimedQdisc)
+	l.dt, _ = c.Qdisc.(*DropTail)
 	return l, nil
 }
 
@@ -168,7 +173,22 @@ func (l *Link) Send(p *Packet) Verdict {
 		return Dropped
 	}
 	t, now := l.now()
-	v := l.cfg.Qdisc.Enqueue(p, t)
+	var v Verdict
+	if d := l.dt; d != nil {
+		if d.q.n == 0 && now >= l.freeAt && (d.limitBts == 0 || p.Len <= d.limitBts) {
+			// An idle line and an empty FIFO that takes the packet:
+			// what Enqueue, kick, pull and Dequeue would do, without
+			// the round trip through the queue (the same counters, the
+			// same order, the queue empty after as before).
+			d.stats.enqueued(p)
+			d.stats.dequeued(p)
+			l.start(p, now)
+			return Queued
+		}
+		v = d.Enqueue(p, t)
+	} else {
+		v = l.cfg.Qdisc.Enqueue(p, t)
+	}
 	if v == Dropped {
 		l.stats.QdiscDropped++
 		l.drop(p, DropQdisc)
@@ -205,12 +225,22 @@ func (l *Link) free() {
 // pull puts the qdisc's next packet on the wire, or arms the wake-up for
 // when a shaper will let one go.
 func (l *Link) pull(t time.Time, now int64) {
-	q := l.cfg.Qdisc
-	p, ok := q.Dequeue(t)
+	var p *Packet
+	var ok bool
+	if l.dt != nil {
+		p, ok = l.dt.Dequeue(t)
+	} else {
+		p, ok = l.cfg.Qdisc.Dequeue(t)
+	}
 	if !ok {
 		l.armWake(t, now)
 		return
 	}
+	l.start(p, now)
+}
+
+// start puts p, just taken from the qdisc, on the wire now.
+func (l *Link) start(p *Packet, now int64) {
 	if l.wake != nil {
 		l.wake.Stop()
 		l.wake = nil
@@ -231,10 +261,18 @@ func (l *Link) pull(t time.Time, now int64) {
 			l.post(l.pipe.Head().at-now, l.deliver)
 		}
 	}
-	if q.Len() > 0 && !l.pullArmed {
+	if l.queued() && !l.pullArmed {
 		l.pullArmed = true
 		l.post(l.freeAt-now, l.onFree)
 	}
+}
+
+// queued reports whether the qdisc holds a packet.
+func (l *Link) queued() bool {
+	if l.dt != nil {
+		return l.dt.q.n > 0
+	}
+	return l.cfg.Qdisc.Len() > 0
 }
 
 func (l *Link) armWake(t time.Time, now int64) {
@@ -267,6 +305,14 @@ func (l *Link) onDeliver() {
 	// own, so the clock's same-instant limit can catch a runaway loop.
 	for n := l.pipe.Len(); n > 0 && l.pipe.Head().at <= now; n-- {
 		p := l.pipe.Pop().p
+		if l.pipe.Len() > 0 {
+			// On a long pipe (53 ms at 10 Gbit/s: 80 000 packets)
+			// every descriptor has left the cache by the time it
+			// arrives. Asking for the next one now overlaps that
+			// memory access with this delivery's work instead of
+			// stalling the next delivery on it.
+			prefetch(l.pipe.Head().p)
+		}
 		l.stats.Delivered++
 		l.stats.DeliveredBytes += uint64(p.Len)
 		l.cfg.Deliver(p)

@@ -88,10 +88,15 @@ const (
 
 // Conn is one TCP endpoint (both halves of a connection).
 type Conn struct {
-	cfg   Config
-	clk   clock.Clock
-	base  time.Time
-	mono  clock.Mono // now() in ns since base
+	cfg  Config
+	clk  clock.Clock
+	base time.Time
+	mono clock.Mono // now() in ns since base
+	// nowT is the clock's time at nowAt (ns since base), for the
+	// algorithm's view: an ACK fills it up to three times and every
+	// segment sent stamps it, all at one instant (see clockNow).
+	nowT  time.Time
+	nowAt int64
 	state State
 	stats Stats
 	h     Handlers
@@ -202,6 +207,19 @@ func (c *Conn) Handle(h Handlers) { c.h = h }
 // now is ns since base; on the virtual clock it reads the Sim's own
 // nanoseconds (clock.Mono), not time.Time arithmetic.
 func (c *Conn) now() int64 { return c.mono.Now() }
+
+// clockNow is the clock's Now(). On the virtual clock it is base plus
+// now() (exactly the Sim's Now(): a time.Time without a monotonic reading
+// adds exactly), built once per instant instead of on every call.
+func (c *Conn) clockNow() time.Time {
+	if c.mono.Sim() == nil {
+		return c.clk.Now()
+	}
+	if ns := c.now(); ns != c.nowAt || c.nowT.IsZero() {
+		c.nowT, c.nowAt = c.base.Add(time.Duration(ns)), ns
+	}
+	return c.nowT
+}
 
 // State is the connection's state.
 func (c *Conn) State() State { return c.state }
@@ -506,7 +524,7 @@ func (c *Conn) onDelack() {
 
 // fillCC refreshes the algorithm's read-only view.
 func (c *Conn) fillCC() {
-	c.cc.Now = c.clk.Now()
+	c.cc.Now = c.clockNow()
 	c.cc.MSS = c.mss
 	c.cc.InFlight = c.inFlight()
 	c.cc.SRTT = c.rtt.srtt

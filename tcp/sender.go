@@ -699,7 +699,7 @@ func (c *Conn) emitData(s *Segment, now int64) {
 		c.nextSendAt = max(c.nextSendAt, now) + gap
 	}
 	c.ackSent()
-	c.cc.LastSend = c.clk.Now()
+	c.cc.LastSend = c.clockNow()
 	c.emit(s)
 	if !c.rto.armed() {
 		c.rto.arm(c.rtt.rto())

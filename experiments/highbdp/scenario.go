@@ -120,11 +120,14 @@ type Outcome struct {
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // pkt is a segment in the network, recycled through a netsim.Pool (the
-// hot path allocates nothing once warmed up).
+// hot path allocates nothing once warmed up). What the links read (p and
+// flow) fills the first 64-byte line and the segment's hot fields the
+// next: with a large window every descriptor is out of cache when a link
+// delivers it, and each line it spans is one more memory access.
 type pkt struct {
 	p    netsim.Packet
-	seg  tcp.Segment
 	flow int
+	seg  tcp.Segment
 }
 
 func newPkt() *pkt {

@@ -103,10 +103,17 @@ func (h eventHeap) down(i int) {
 			c := h[first : first+arity : first+arity]
 			x := c[1].lessBit(&c[0])
 			y := 2 + c[3].lessBit(&c[2])
-			best = first + x + (y-x)*c[y].lessBit(&c[x])
-		} else {
-			best = h.minChild(first, n)
+			// &3 is a no-op on x in {0, 1} and y in {2, 3}; it lets the
+			// compiler drop the bounds checks on c's length of 4.
+			k := x + (y-x)*c[y&3].lessBit(&c[x&3])
+			if !c[k&3].less(&e) {
+				break
+			}
+			h[i] = c[k&3]
+			i = first + k
+			continue
 		}
+		best = h.minChild(first, n)
 		if !h[best].less(&e) {
 			break
 		}

@@ -118,6 +118,17 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	if err := o.WaitConnected(br, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	// The session fit: calibrate against a second bridge of the same
+	// vswitchd, right before the cells (sessionFitter).
+	var fitter *sessionFitter
+	var session *profile.Profile
+	if os.Getenv("PSEUDOCONG_OVS_SESSION_FIT") != "0" {
+		fitter = newSessionFitter(t, o, bin, parts["ctl"])
+		fit, took := fitter.Fit()
+		session = withSessionFit(prof, fit)
+		t.Logf("session fit (%v): %s", took.Round(100*time.Millisecond), fitKeys(fit))
+		t.Logf("committed profile:  %s", fitKeys(prof))
+	}
 
 	h1, h2 := topo.Hosts[0], topo.Hosts[1]
 	src, dst := plive.DefaultSrc, plive.DefaultDst
@@ -170,6 +181,24 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 				simD = append(simD, o2.Delays[i])
 			}
 		}
+		if session != nil {
+			o3, err := sim.Run(sim.Scenario{Kind: sim.OneWay, Flows: c.flows, Rate: c.rate, Priority: "ascending",
+				Profile: session, Seed: uint64(ci + 1)})
+			if err != nil {
+				t.Fatalf("%s: sim (session fit): %v", c.name, err)
+			}
+			var sd []time.Duration
+			for i, ok := range o3.Delivered {
+				if ok {
+					sd = append(sd, o3.Delays[i])
+				}
+			}
+			if len(live) > 0 && len(sd) > 0 && len(simD) > 0 {
+				t.Logf("CELL %s ovs %v committed %v (%.2fx) session %v (%.2fx)", c.name, median(live),
+					median(simD), float64(median(simD))/float64(median(live)),
+					median(sd), float64(median(sd))/float64(median(live)))
+			}
+		}
 		compare := func(what string, l, s []time.Duration) {
 			lm, sm := mean(l), mean(s)
 			lmed, smed := median(l), median(s)
@@ -212,6 +241,11 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		}
 	}
 	t.Logf("load average after: %s", load())
+	if fitter != nil && os.Getenv("PSEUDOCONG_OVS_REFIT") == "1" {
+		// Is the fit stable across the cells' minute?
+		fit, took := fitter.Fit()
+		t.Logf("refit after the cells (%v): %s", took.Round(100*time.Millisecond), fitKeys(fit))
+	}
 	if len(gaps) > 0 {
 		// KNOWN GAP (docs/calibrate.md, "Does the simulator with
 		// ovs-netdev predict OVS?"): not within 20 % in every run. With

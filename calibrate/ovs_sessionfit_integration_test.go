@@ -121,6 +121,22 @@ func withSessionFit(base, fit *profile.Profile) *profile.Profile {
 	return &p
 }
 
+// meanFit is a with the session keys (withSessionFit) the mean of a's
+// and b's.
+func meanFit(a, b *profile.Profile) *profile.Profile {
+	avg := func(x, y time.Duration) time.Duration { return (x + y) / 2 }
+	p := *a
+	p.Upcall.Latency = avg(a.Upcall.Latency, b.Upcall.Latency)
+	p.Upcall.IdleLatency = avg(a.Upcall.IdleLatency, b.Upcall.IdleLatency)
+	p.Upcall.IdleTimeConstant = avg(a.Upcall.IdleTimeConstant, b.Upcall.IdleTimeConstant)
+	p.Agent.PacketInCost = avg(a.Agent.PacketInCost, b.Agent.PacketInCost)
+	p.ControllerChannel.Latency = avg(a.ControllerChannel.Latency, b.ControllerChannel.Latency)
+	p.Forwarding.HitDelay = avg(a.Forwarding.HitDelay, b.Forwarding.HitDelay)
+	p.Forwarding.PacketOutDelay = avg(a.Forwarding.PacketOutDelay, b.Forwarding.PacketOutDelay)
+	p.Install.ActivationDelay = avg(a.Install.ActivationDelay, b.Install.ActivationDelay)
+	return &p
+}
+
 // fitKeys is the session fit's keys, for the log.
 func fitKeys(p *profile.Profile) string {
 	u := p.Upcall

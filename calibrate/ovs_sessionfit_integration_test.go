@@ -4,8 +4,10 @@ package calibrate_test
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +73,10 @@ func newSessionFitter(t *testing.T, o *testenv.OVS, bin string, rt testenv.Realt
 	testenv.RequireCommand(t, "sysctl")
 	br := o.AddBridge("fit", 2)
 	f := &sessionFitter{t: t, bin: bin, rt: rt, data: calibrateVeths(t, o, br), dir: t.TempDir(), Flags: sessionFitFlags}
+	// PSEUDOCONG_OVS_SESSION_FIT_FLAGS: more calibrate flags, after the
+	// defaults (the last value of a flag wins), to size the fit's phases.
+	f.Flags = append(f.Flags, strings.Fields(os.Getenv("PSEUDOCONG_OVS_SESSION_FIT_FLAGS"))...)
+	t.Logf("session fit flags: %s", strings.Join(f.Flags, " "))
 	f.port = testenv.ReservePort(t)
 	o.SetController(br, "tcp:127.0.0.1:"+strconv.Itoa(f.port))
 	return f

@@ -170,7 +170,10 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		vpid, _ := o.VswitchdPID()
+		cpu0 := threadCPU(vpid)
 		live := recv.run(t, tx, tuples, c.rate, parts["tx"])
+		t.Logf("%-15s ovs-vswitchd CPU by thread (ticks of 10 ms):%s", c.name, cpuDelta(cpu0, threadCPU(vpid)))
 		o2, err := sim.Run(sim.Scenario{Kind: sim.OneWay, Flows: c.flows, Rate: c.rate, Priority: "ascending",
 			Profile: prof, Seed: uint64(ci + 1)})
 		if err != nil {
@@ -204,6 +207,16 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 			t.Errorf("%s: OVS delivered %d of %d flows", c.name, len(live), c.flows)
 		}
 		compare("all", live, simD)
+		if len(live) >= 10 {
+			// Along the cell: OVS's median per tenth of the flows (the
+			// simulator's is flat), to see queueing or a cost that grows
+			// with the rules installed.
+			var b strings.Builder
+			for k := range 10 {
+				fmt.Fprintf(&b, " %.0f", float64(median(live[k*len(live)/10:(k+1)*len(live)/10]))/1e3)
+			}
+			t.Logf("%-15s OVS median per tenth (µs):%s", c.name, b.String())
+		}
 		if c.factor > 0 && rtOn && len(live) > 0 && len(simD) > 0 {
 			if r := float64(median(simD)) / float64(median(live)); r > c.factor || r < 1/c.factor {
 				t.Errorf("%s: simulator median %v is %.2f× OVS's %v, beyond the factor %.0f that held in every run under SCHED_FIFO",

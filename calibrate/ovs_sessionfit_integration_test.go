@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -149,4 +151,53 @@ func fitKeys(p *profile.Profile) string {
 	return fmt.Sprintf("upcall %v/%v/%v p %v channel %v hit %v packet_out %v activation %v",
 		u.Latency, u.IdleLatency, u.IdleTimeConstant, p.Agent.PacketInCost, p.ControllerChannel.Latency,
 		p.Forwarding.HitDelay, p.Forwarding.PacketOutDelay, p.Install.ActivationDelay)
+}
+
+// threadCPU is the CPU time (user + system, clock ticks) of each thread
+// of process pid, summed by thread name (handler1, revalidator2, ...
+// counted by kind: the digits dropped), for a per-cell log of where
+// ovs-vswitchd spends its CPU.
+func threadCPU(pid int) map[string]int {
+	out := map[string]int{}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		l, r := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if l < 0 || r < l {
+			continue
+		}
+		name := strings.TrimRight(s[l+1:r], "0123456789")
+		f := strings.Fields(s[r+1:])
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.Atoi(f[11])
+		st, _ := strconv.Atoi(f[12])
+		out[name] += u + st
+	}
+	return out
+}
+
+// cpuDelta formats after − before per thread kind, the busiest first.
+func cpuDelta(before, after map[string]int) string {
+	type kv struct {
+		k string
+		v int
+	}
+	var d []kv
+	for k, v := range after {
+		if v-before[k] > 0 {
+			d = append(d, kv{k, v - before[k]})
+		}
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i].v > d[j].v })
+	var b strings.Builder
+	for _, e := range d {
+		fmt.Fprintf(&b, " %s %d", e.k, e.v)
+	}
+	return b.String()
 }

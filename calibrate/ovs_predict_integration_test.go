@@ -71,6 +71,13 @@ var ovsCells = []ovsCell{
 // compared too (the curve's start and end). vswitchd, the controller and
 // the probe sender run under SCHED_FIFO (ovsRT). Asserted: OVS delivers
 // the flows, and the cells with a factor (ovsCells) are within it.
+//
+// PSEUDOCONG_OVS_SESSION_FIT=1 also fits a profile in the same session
+// (sessionFitter: a short calibrate on a second bridge of the same
+// vswitchd, right before the cells) and logs each cell against it;
+// PSEUDOCONG_OVS_REFIT=1 fits again after the cells. Over 22 runs that
+// did not tighten the prediction (docs/calibrate.md, "Fitting in the
+// same session"), so it is off by default and asserts nothing.
 func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip")
@@ -269,7 +276,9 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		// the ascending cell 0.25-0.48), in whole runs, idle or busy
 		// alike; the simulator (0.49 / 0.34 / 0.25 / 0.24, 0.34 ms) sits
 		// inside those ranges, but a ±20 % assertion on one run would
-		// fail at random.
+		// fail at random. A profile fitted in the same session does not
+		// help: the fit moves ±20-50 % within a minute and OVS's level
+		// within seconds (22 runs, docs/calibrate.md).
 		t.Logf("KNOWN GAP, not within 20 %% (reported in docs/calibrate.md; not a failure, and not a skip: CI fails on skips):\n%s", strings.Join(gaps, "\n"))
 	}
 }

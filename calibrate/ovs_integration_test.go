@@ -32,23 +32,7 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	parts := ovsRT(t)
 	o := testenv.StartOVS(t, testenv.OVSOptions{Realtime: parts["ovs"]})
 	br := o.AddBridge("calbr", 1)
-	tag := testenv.NewTag()
-	var sw, cal [2]string
-	for i := range 2 {
-		sw[i], cal[i] = tag+"s"+strconv.Itoa(i+1), tag+"c"+strconv.Itoa(i+1)
-		if out, err := exec.Command("ip", "link", "add", sw[i], "type", "veth", "peer", "name", cal[i]).CombinedOutput(); err != nil {
-			t.Fatalf("veth: %v\n%s", err, out)
-		}
-		name := sw[i]
-		t.Cleanup(func() { _ = exec.Command("ip", "link", "del", name).Run() })
-		for _, ifc := range []string{sw[i], cal[i]} {
-			_ = exec.Command("sysctl", "-qw", "net.ipv6.conf."+ifc+".disable_ipv6=1").Run()
-			if out, err := exec.Command("ip", "link", "set", ifc, "up").CombinedOutput(); err != nil {
-				t.Fatalf("link up: %v\n%s", err, out)
-			}
-		}
-		o.AddPort(br, sw[i], i+1)
-	}
+	cal := calibrateVeths(t, o, br)
 	port := testenv.ReservePort(t)
 	o.SetController(br, "tcp:127.0.0.1:"+strconv.Itoa(port))
 	dir := t.TempDir()

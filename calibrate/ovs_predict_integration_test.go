@@ -71,6 +71,13 @@ var ovsCells = []ovsCell{
 // compared too (the curve's start and end). vswitchd, the controller and
 // the probe sender run under SCHED_FIFO (ovsRT). Asserted: OVS delivers
 // the flows, and the cells with a factor (ovsCells) are within it.
+//
+// PSEUDOCONG_OVS_SESSION_FIT=1 also fits a profile in the same session
+// (sessionFitter: a short calibrate on a second bridge of the same
+// vswitchd, right before the cells) and logs each cell against it;
+// PSEUDOCONG_OVS_REFIT=1 fits again after the cells. Over 22 runs that
+// did not tighten the prediction (docs/calibrate.md, "Fitting in the
+// same session"), so it is off by default and asserts nothing.
 func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireCommand(t, "ip")
@@ -118,6 +125,18 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 	if err := o.WaitConnected(br, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	// The session fit: calibrate against a second bridge of the same
+	// vswitchd, right before the cells (sessionFitter).
+	var fitter *sessionFitter
+	var session, fit0 *profile.Profile
+	liveMed := make([]time.Duration, len(ovsCells))
+	if os.Getenv("PSEUDOCONG_OVS_SESSION_FIT") == "1" {
+		fitter = newSessionFitter(t, o, bin, parts["ctl"])
+		fit, took := fitter.Fit()
+		session, fit0 = withSessionFit(prof, fit), fit
+		t.Logf("session fit (%v): %s", took.Round(100*time.Millisecond), fitKeys(fit))
+		t.Logf("committed profile:  %s", fitKeys(prof))
+	}
 
 	h1, h2 := topo.Hosts[0], topo.Hosts[1]
 	src, dst := plive.DefaultSrc, plive.DefaultDst
@@ -158,7 +177,10 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		vpid, _ := o.VswitchdPID()
+		cpu0 := threadCPU(vpid)
 		live := recv.run(t, tx, tuples, c.rate, parts["tx"])
+		t.Logf("%-15s ovs-vswitchd CPU by thread (ticks of 10 ms):%s", c.name, cpuDelta(cpu0, threadCPU(vpid)))
 		o2, err := sim.Run(sim.Scenario{Kind: sim.OneWay, Flows: c.flows, Rate: c.rate, Priority: "ascending",
 			Profile: prof, Seed: uint64(ci + 1)})
 		if err != nil {
@@ -169,6 +191,12 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 			if ok {
 				simD = append(simD, o2.Delays[i])
 			}
+		}
+		if session != nil && len(live) > 0 && len(simD) > 0 {
+			sm := simMedian(t, c, ci, session)
+			t.Logf("CELL %s ovs %v committed %v (%.2fx) session %v (%.2fx)", c.name, median(live),
+				median(simD), float64(median(simD))/float64(median(live)), sm, float64(sm)/float64(median(live)))
+			liveMed[ci] = median(live)
 		}
 		compare := func(what string, l, s []time.Duration) {
 			lm, sm := mean(l), mean(s)
@@ -186,6 +214,16 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 			t.Errorf("%s: OVS delivered %d of %d flows", c.name, len(live), c.flows)
 		}
 		compare("all", live, simD)
+		if len(live) >= 10 {
+			// Along the cell: OVS's median per tenth of the flows (the
+			// simulator's is flat), to see queueing or a cost that grows
+			// with the rules installed.
+			var b strings.Builder
+			for k := range 10 {
+				fmt.Fprintf(&b, " %.0f", float64(median(live[k*len(live)/10:(k+1)*len(live)/10]))/1e3)
+			}
+			t.Logf("%-15s OVS median per tenth (µs):%s", c.name, b.String())
+		}
 		if c.factor > 0 && rtOn && len(live) > 0 && len(simD) > 0 {
 			if r := float64(median(simD)) / float64(median(live)); r > c.factor || r < 1/c.factor {
 				t.Errorf("%s: simulator median %v is %.2f× OVS's %v, beyond the factor %.0f that held in every run under SCHED_FIFO",
@@ -212,6 +250,21 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		}
 	}
 	t.Logf("load average after: %s", load())
+	if fitter != nil && os.Getenv("PSEUDOCONG_OVS_REFIT") == "1" {
+		// Is the fit stable across the cells' minute?
+		fit, took := fitter.Fit()
+		t.Logf("refit after the cells (%v): %s", took.Round(100*time.Millisecond), fitKeys(fit))
+		// The cells against the fit after them, and against the mean of
+		// the fits before and after (the cells' minute bracketed).
+		after, both := withSessionFit(prof, fit), withSessionFit(prof, meanFit(fit0, fit))
+		for ci, c := range ovsCells {
+			if liveMed[ci] > 0 {
+				a, b := simMedian(t, c, ci, after), simMedian(t, c, ci, both)
+				t.Logf("CELLR %s ovs %v after %v (%.2fx) bracket %v (%.2fx)", c.name, liveMed[ci],
+					a, float64(a)/float64(liveMed[ci]), b, float64(b)/float64(liveMed[ci]))
+			}
+		}
+	}
 	if len(gaps) > 0 {
 		// KNOWN GAP (docs/calibrate.md, "Does the simulator with
 		// ovs-netdev predict OVS?"): not within 20 % in every run. With
@@ -223,9 +276,29 @@ func TestSerialOVSProfilePredictsOVS(t *testing.T) {
 		// the ascending cell 0.25-0.48), in whole runs, idle or busy
 		// alike; the simulator (0.49 / 0.34 / 0.25 / 0.24, 0.34 ms) sits
 		// inside those ranges, but a ±20 % assertion on one run would
-		// fail at random.
+		// fail at random. A profile fitted in the same session does not
+		// help: the fit moves ±20-50 % within a minute and OVS's level
+		// within seconds (22 runs, docs/calibrate.md).
 		t.Logf("KNOWN GAP, not within 20 %% (reported in docs/calibrate.md; not a failure, and not a skip: CI fails on skips):\n%s", strings.Join(gaps, "\n"))
 	}
+}
+
+// simMedian is the simulator's median first-packet delay for cell c
+// (index ci: the seed the main comparison uses) with profile p.
+func simMedian(t *testing.T, c ovsCell, ci int, p *profile.Profile) time.Duration {
+	t.Helper()
+	o, err := sim.Run(sim.Scenario{Kind: sim.OneWay, Flows: c.flows, Rate: c.rate, Priority: "ascending",
+		Profile: p, Seed: uint64(ci + 1)})
+	if err != nil {
+		t.Fatalf("%s: sim (%s): %v", c.name, p.Name, err)
+	}
+	var d []time.Duration
+	for i, ok := range o.Delivered {
+		if ok {
+			d = append(d, o.Delays[i])
+		}
+	}
+	return median(d)
 }
 
 // ovsRT is how the timed parts of the OVS tests are scheduled

@@ -194,10 +194,7 @@ func (c *Conn) addSubflow(path int, local, remote uint16) (*subflow, error) {
 
 // output adds the MPTCP options to a subflow's segment and sends it.
 func (c *Conn) output(sf *subflow, s *tcp.Segment) {
-	// Each segment its own option: copies of the segment (the links',
-	// the receiver's) share it, so it must not be reused for the next one.
-	o := new(tcp.MPOption)
-	s.MP = o
+	o := &s.MP
 	syn := s.Flags&tcp.FlagSYN != 0
 	switch {
 	case c.client && syn && sf.id == 0:
@@ -227,7 +224,7 @@ func (c *Conn) output(sf *subflow, s *tcp.Segment) {
 
 // fillMaps puts the DSS mappings covering the segment into it.
 func (c *Conn) fillMaps(sf *subflow, s *tcp.Segment) {
-	o := s.MP // output set it
+	o := &s.MP
 	o.Kind |= tcp.MPDSS
 	off := s.Seq - (sf.c.ISS() + 1)
 	end := off + uint32(s.Len)
@@ -245,22 +242,13 @@ func (c *Conn) fillMaps(sf *subflow, s *tcp.Segment) {
 	}
 }
 
-// mpOf is the segment's MPTCP option, a zero one (no option) if it has
-// none; it is for reading only.
-func mpOf(s *tcp.Segment) *tcp.MPOption {
-	if s.MP != nil {
-		return s.MP
-	}
-	return &tcp.MPOption{}
-}
-
 // Input hands the connection a segment that arrived on path.
 func (c *Conn) Input(path int, s *tcp.Segment) {
 	sf := c.find(path, s)
 	if sf == nil {
 		return
 	}
-	o := mpOf(s)
+	o := &s.MP
 	if c.client {
 		if s.Flags&tcp.FlagSYN != 0 {
 			switch {
@@ -299,7 +287,7 @@ func (c *Conn) find(path int, s *tcp.Segment) *subflow {
 	if c.client || s.Flags&(tcp.FlagSYN|tcp.FlagACK) != tcp.FlagSYN {
 		return nil
 	}
-	o := mpOf(s)
+	o := &s.MP
 	switch {
 	case o.Kind&tcp.MPCapable != 0 && len(c.subs) == 0:
 		c.peerKey = o.Key

@@ -57,7 +57,7 @@ func TestOptionsOnTheWire(t *testing.T) {
 	}
 	var capSYN, capSYNACK, capAck, join, dss, dataAck bool
 	for _, r := range log {
-		o, syn := mpOf(&r.s), r.s.Flags&tcp.FlagSYN != 0
+		o, syn := r.s.MP, r.s.Flags&tcp.FlagSYN != 0
 		switch {
 		case r.toSrv && syn && r.path == 0:
 			capSYN = o.Kind&tcp.MPCapable != 0 && o.Key == 0xc11e
@@ -94,13 +94,13 @@ func TestJoinWrongTokenRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Input(0, &tcp.Segment{SrcPort: 1, DstPort: 5001, Flags: tcp.FlagSYN, WScale: -1, MP: &tcp.MPOption{Kind: tcp.MPCapable, Key: 9}})
-	srv.Input(1, &tcp.Segment{SrcPort: 2, DstPort: 5001, Flags: tcp.FlagSYN, WScale: -1, MP: &tcp.MPOption{Kind: tcp.MPJoin, Token: Token(7) + 1}})
+	srv.Input(0, &tcp.Segment{SrcPort: 1, DstPort: 5001, Flags: tcp.FlagSYN, WScale: -1, MP: tcp.MPOption{Kind: tcp.MPCapable, Key: 9}})
+	srv.Input(1, &tcp.Segment{SrcPort: 2, DstPort: 5001, Flags: tcp.FlagSYN, WScale: -1, MP: tcp.MPOption{Kind: tcp.MPJoin, Token: Token(7) + 1}})
 	srv.Input(1, &tcp.Segment{SrcPort: 3, DstPort: 5001, Flags: tcp.FlagSYN, WScale: -1})
 	if len(srv.subs) != 1 {
 		t.Fatalf("%d subflows: want only the MP_CAPABLE one", len(srv.subs))
 	}
-	srv.Input(1, &tcp.Segment{SrcPort: 4, DstPort: 5001, Flags: tcp.FlagSYN, WScale: -1, MP: &tcp.MPOption{Kind: tcp.MPJoin, Token: Token(7)}})
+	srv.Input(1, &tcp.Segment{SrcPort: 4, DstPort: 5001, Flags: tcp.FlagSYN, WScale: -1, MP: tcp.MPOption{Kind: tcp.MPJoin, Token: Token(7)}})
 	if len(srv.subs) != 2 {
 		t.Fatalf("%d subflows: want the join with the right token accepted", len(srv.subs))
 	}

@@ -2,11 +2,8 @@ package tcp
 
 // MPTCP options (RFC 8684) as the endpoint carries them. Package tcp
 // itself never sets or reads them: package mptcp fills them in its output
-// wrapper and reads them before handing a segment to Input. Segment
-// holds them by pointer (nil: no option), so that the segments of plain
-// TCP, which links copy into every packet in flight, do not carry them;
-// an option is never written after its segment was output, because
-// copies share it.
+// wrapper and reads them before handing a segment to Input. They live in
+// Segment (a value, not a pointer) because links copy segments.
 
 // MPKind is a bit set of the MPTCP option subtypes a segment carries.
 type MPKind uint8

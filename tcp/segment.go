@@ -58,16 +58,8 @@ type Segment struct {
 	// sets it to CE.
 	ECN  ECN
 	SACK [4]SACKBlock
-	// MP is the MPTCP option (mpoption.go), nil when the segment has
-	// none; package tcp leaves it alone. It is out of line because it is
-	// 88 bytes, more than the rest of the segment, and zero on every
-	// segment that is not MPTCP's: a model that keeps a Segment in each
-	// in-flight packet descriptor carries only the pointer (at 10 Gbit/s
-	// with 80 000 packets in flight the descriptors are the simulator's
-	// working set). Copies of a segment share the option, so whoever
-	// sets MP gives each segment its own and does not write it after
-	// the output call (package mptcp allocates one per segment).
-	MP *MPOption
+	// MP is the MPTCP option (mpoption.go); package tcp leaves it alone.
+	MP MPOption
 }
 
 // IP and TCP header sizes without options.
@@ -100,9 +92,7 @@ func (s *Segment) OptionsLen() int {
 	if s.NumSACK > 0 {
 		n += 4 + 8*s.NumSACK
 	}
-	if s.MP != nil {
-		n += s.MP.Len()
-	}
+	n += s.MP.Len()
 	return (n + 3) &^ 3
 }
 

@@ -26,22 +26,42 @@ func BenchmarkCell(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var events uint64
-	var wall, cpu float64
+	c := loopCost(b, sc)
+	b.ReportMetric(float64(c.events)/c.wall, "events/s")
+	b.ReportMetric(sc.Duration.Seconds()*float64(b.N)/c.wall, "sim-s/wall-s")
+	// Per CPU second: what the simulator does when it has a core.
+	b.ReportMetric(float64(c.events)/c.cpu, "events/cpu-s")
+	b.ReportMetric(sc.Duration.Seconds()*float64(b.N)/c.cpu, "sim-s/cpu-s")
+}
+
+// cost is what b.N runs of one scenario took: the sums over the runs.
+type cost struct {
+	events                uint64
+	wall, cpu, pkts, util float64
+}
+
+// loopCost runs sc b.N times.
+func loopCost(b *testing.B, sc Scenario) cost {
+	var c cost
 	for b.Loop() {
 		o, err := sc.Run()
 		if err != nil {
 			b.Fatal(err)
 		}
-		events += o.Events
-		wall += o.WallS
-		cpu += o.CPUS
+		c.events += o.Events
+		c.wall += o.WallS
+		c.cpu += o.CPUS
+		c.pkts += shortRunPackets(sc, o)
+		c.util += o.Utilisation
 	}
-	b.ReportMetric(float64(events)/wall, "events/s")
-	b.ReportMetric(sc.Duration.Seconds()*float64(b.N)/wall, "sim-s/wall-s")
-	// Per CPU second: what the simulator does when it has a core.
-	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
-	b.ReportMetric(sc.Duration.Seconds()*float64(b.N)/cpu, "sim-s/cpu-s")
+	return c
+}
+
+// reportPerPacket reports c per CPU second and per packet L delivered.
+func (c cost) reportPerPacket(b *testing.B) {
+	b.ReportMetric(float64(c.events)/c.cpu, "events/cpu-s")
+	b.ReportMetric(float64(c.events)/c.pkts, "events/pkt")
+	b.ReportMetric(c.cpu/c.pkts*1e6, "cpu-µs/pkt")
 }
 
 // hourPackets is how many full packets L carries in the simulated hour at
@@ -118,21 +138,7 @@ func BenchmarkAIMDHour(b *testing.B) {
 // start of additive increase; -aimd10g sets another span), CPU per packet
 // L delivers.
 func BenchmarkAIMD10G(b *testing.B) {
-	sc := aimdShort(b, "10G", *aimd10GFor)
-	var events uint64
-	var cpu, pkts float64
-	for b.Loop() {
-		o, err := sc.Run()
-		if err != nil {
-			b.Fatal(err)
-		}
-		events += o.Events
-		cpu += o.CPUS
-		pkts += shortRunPackets(sc, o)
-	}
-	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
-	b.ReportMetric(float64(events)/pkts, "events/pkt")
-	b.ReportMetric(cpu/pkts*1e6, "cpu-µs/pkt")
+	loopCost(b, aimdShort(b, "10G", *aimd10GFor)).reportPerPacket(b)
 }
 
 // BenchmarkAIMD10GFull is the 10G cell with the window it has late in the
@@ -149,20 +155,7 @@ func BenchmarkAIMD10GFull(b *testing.B) {
 	sc.LongStartSpread = time.Second
 	sc.InitialCwnd = 8000
 	sc.SsthreshBytes = 8000 * 1460
-	var events uint64
-	var cpu, pkts, util float64
-	for b.Loop() {
-		o, err := sc.Run()
-		if err != nil {
-			b.Fatal(err)
-		}
-		events += o.Events
-		cpu += o.CPUS
-		pkts += shortRunPackets(sc, o)
-		util += o.Utilisation
-	}
-	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
-	b.ReportMetric(float64(events)/pkts, "events/pkt")
-	b.ReportMetric(cpu/pkts*1e6, "cpu-µs/pkt")
-	b.ReportMetric(util/float64(b.N), "utilisation")
+	c := loopCost(b, sc)
+	c.reportPerPacket(b)
+	b.ReportMetric(c.util/float64(b.N), "utilisation")
 }

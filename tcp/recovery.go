@@ -31,6 +31,13 @@ const (
 	// That is the "halved several times after multiple losses" of paper
 	// 002, which NewReno does not do.
 	RecoveryReno
+	// RecoveryNewRenoInflation is RFC 6582 NewReno with the window
+	// inflation and partial deflation of RFC 6582 §3.2 instead of PRR:
+	// ns-2's Agent/TCP/Newreno with its defaults
+	// (partial_window_deflation_ 1, exit_recovery_fix_ 0). Holes are
+	// repaired as RecoveryNewReno does, one per partial ACK; only the
+	// window during recovery differs.
+	RecoveryNewRenoInflation
 )
 
 func (r Recovery) String() string {
@@ -39,12 +46,20 @@ func (r Recovery) String() string {
 		return "newreno"
 	case RecoveryReno:
 		return "reno"
+	case RecoveryNewRenoInflation:
+		return "newreno-inflation"
 	}
 	return "recovery(?)"
 }
 
 // reno reports whether this sender runs RecoveryReno (which needs no SACK).
 func (c *Conn) reno() bool { return c.cfg.Recovery == RecoveryReno && !c.sackOK }
+
+// inflating reports whether the window in recovery is RFC 5681's
+// inflated one (RecoveryReno, RecoveryNewRenoInflation) rather than PRR.
+func (c *Conn) inflating() bool {
+	return (c.cfg.Recovery == RecoveryReno || c.cfg.Recovery == RecoveryNewRenoInflation) && !c.sackOK
+}
 
 // renoGuarded is ns-2's bugfix check (RenoTcpAgent::dupack_action's
 // recovered = highest_ack_ > recover_): outside recovery, while the
@@ -70,23 +85,30 @@ func (c *Conn) renoDup(isDup bool) bool {
 	return isDup
 }
 
-// renoEnter starts Reno recovery: remember recover_, and fix the window
-// at ssthresh. The inflation of RFC 5681 (ssthresh + 3, then one more per
+// renoEnter starts an inflating recovery: remember recover_ (Reno's
+// guard), and fix the window at ssthresh. The inflation of RFC 5681 (ssthresh + 3, then one more per
 // duplicate ACK) needs no arithmetic here: every duplicate ACK already
 // counts as a segment that left the network (sackedOut), so inFlight is
 // FlightSize minus the duplicate ACKs and a window of ssthresh against it
-// is the inflated window against FlightSize. Deflation is endEpisode's
-// cwnd = ssthresh with the count reset.
+// is the inflated window against FlightSize. Full deflation is
+// endEpisode's cwnd = ssthresh with the count reset; NewReno's partial
+// deflation (take back what a partial ACK acknowledged, add one) is the
+// reno-sack bookkeeping in onAck, which removes all but one of the newly
+// acknowledged segments from the duplicate count.
 func (c *Conn) renoEnter() {
-	c.renoRecover, c.renoRecoverSet = c.sndNxt, true
+	if c.reno() {
+		c.renoRecover, c.renoRecoverSet = c.sndNxt, true
+	}
 	c.cc.Cwnd = max(c.cc.Ssthresh, 1)
 	c.renoRtx = true
 }
 
 // renoFastRetransmit sends the fast retransmission whatever the window
-// (RFC 5681 §3.2 step 2; ns-2's output(last_ack_ + 1)): on entry the
-// in-flight estimate is still above the halved window, and without this
-// the retransmission would wait for half a window of duplicate ACKs.
+// (RFC 5681 §3.2 step 2; ns-2's output(last_ack_ + 1)), and for NewReno
+// the retransmission a partial ACK asks for (RFC 6582 §3.2 step 5, ns-2's
+// partialnewack_helper): on entry the in-flight estimate is still above
+// the halved window, and without this the retransmission would wait for
+// half a window of duplicate ACKs.
 func (c *Conn) renoFastRetransmit() {
 	if !c.renoRtx {
 		return

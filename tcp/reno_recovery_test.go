@@ -23,7 +23,7 @@ func renoPipe(t *testing.T, r Recovery, drops ...int) *pipe {
 // TestRenoOneLoss: with a single loss Reno and NewReno agree: one fast
 // retransmit, one recovery (one halving), no timeout.
 func TestRenoOneLoss(t *testing.T) {
-	for _, r := range []Recovery{RecoveryNewReno, RecoveryReno} {
+	for _, r := range []Recovery{RecoveryNewReno, RecoveryReno, RecoveryNewRenoInflation} {
 		p := renoPipe(t, r, 30)
 		p.transfer(300_000, 10*time.Second)
 		st := p.a.Stats()
@@ -43,11 +43,13 @@ func TestRenoOneLoss(t *testing.T) {
 // ACKs from a second fast retransmit, so the timer repairs it and
 // ssthresh is cut a second time: two reductions where NewReno has one.
 func TestRenoTwoLossesOneWindow(t *testing.T) {
-	nr := renoPipe(t, RecoveryNewReno, 40, 45)
-	nr.transfer(400_000, 20*time.Second)
-	sn := nr.a.Stats()
-	if sn.TCPRenoRecovery != 1 || sn.TCPTimeouts != 0 || sn.RetransSegs != 2 {
-		t.Fatalf("NewReno: TCPRenoRecovery %d TCPTimeouts %d RetransSegs %d, want 1, 0, 2", sn.TCPRenoRecovery, sn.TCPTimeouts, sn.RetransSegs)
+	for _, r := range []Recovery{RecoveryNewReno, RecoveryNewRenoInflation} {
+		nr := renoPipe(t, r, 40, 45)
+		nr.transfer(400_000, 20*time.Second)
+		sn := nr.a.Stats()
+		if sn.TCPRenoRecovery != 1 || sn.TCPTimeouts != 0 || sn.RetransSegs != 2 {
+			t.Fatalf("%v: TCPRenoRecovery %d TCPTimeouts %d RetransSegs %d, want 1, 0, 2", r, sn.TCPRenoRecovery, sn.TCPTimeouts, sn.RetransSegs)
+		}
 	}
 	var ssth []uint32 // a's ssthresh after each change
 	re := renoPipe(t, RecoveryReno, 40, 45)
@@ -76,9 +78,16 @@ func TestRenoTwoLossesOneWindow(t *testing.T) {
 // sent during Reno recovery leaves FlightSize (packets out) at exactly
 // ssthresh + duplicate ACKs (the inflated window: ssthresh + 3 on entry,
 // one more per further duplicate ACK), and the first ACK that advances
-// deflates the window to ssthresh and ends recovery.
+// deflates the window to ssthresh and ends recovery. With one loss
+// ns-2's NewReno (RecoveryNewRenoInflation) does the same.
 func TestRenoInflationDeflation(t *testing.T) {
-	p := renoPipe(t, RecoveryReno, 60)
+	for _, r := range []Recovery{RecoveryReno, RecoveryNewRenoInflation} {
+		inflationDeflation(t, r)
+	}
+}
+
+func inflationDeflation(t *testing.T, r Recovery) {
+	p := renoPipe(t, r, 60)
 	p.a.cfg.CountACKs = true // at most one segment of growth per ACK: deflation is exact
 	var lastAck uint32
 	var dups, checked int
@@ -97,14 +106,14 @@ func TestRenoInflationDeflation(t *testing.T) {
 			// This ACK sent new data: FlightSize reached the inflated window.
 			checked++
 			if po, want := p.a.packetsOut(), in.Ssthresh+uint32(dups); po != want {
-				t.Errorf("new data sent in recovery: %d packets out, want ssthresh %d + %d duplicate ACKs = %d", po, in.Ssthresh, dups, want)
+				t.Errorf("%v: new data sent in recovery: %d packets out, want ssthresh %d + %d duplicate ACKs = %d", r, po, in.Ssthresh, dups, want)
 			}
 		}
 		sentNew = false
 		if wasRecovery && in.Phase != cc.Recovery {
 			deflated = true
 			if in.Phase != cc.Open || in.Cwnd < in.Ssthresh || in.Cwnd > in.Ssthresh+1 {
-				t.Errorf("after recovery: phase %v cwnd %d ssthresh %d, want Open and cwnd = ssthresh (+1 of growth)", in.Phase, in.Cwnd, in.Ssthresh)
+				t.Errorf("%v: after recovery: phase %v cwnd %d ssthresh %d, want Open and cwnd = ssthresh (+1 of growth)", r, in.Phase, in.Cwnd, in.Ssthresh)
 			}
 		}
 		wasRecovery = in.Phase == cc.Recovery
@@ -120,9 +129,56 @@ func TestRenoInflationDeflation(t *testing.T) {
 	}
 	p.transfer(400_000, 10*time.Second)
 	if checked < 3 || !deflated {
-		t.Fatalf("checked %d ACKs that sent in recovery, deflated %v: the test saw no inflation", checked, deflated)
+		t.Fatalf("%v: checked %d ACKs that sent in recovery, deflated %v: the test saw no inflation", r, checked, deflated)
 	}
 	if st := p.a.Stats(); st.TCPRenoRecovery != 1 || st.TCPTimeouts != 0 {
-		t.Errorf("TCPRenoRecovery %d TCPTimeouts %d, want 1, 0", st.TCPRenoRecovery, st.TCPTimeouts)
+		t.Errorf("%v: TCPRenoRecovery %d TCPTimeouts %d, want 1, 0", r, st.TCPRenoRecovery, st.TCPTimeouts)
+	}
+}
+
+// TestNewRenoInflationPartialDeflation: RFC 6582 §3.2 step 5 with
+// inflation: a partial ACK deflates the window by what it acknowledged and
+// adds one segment back, so (with the window full before it) it sends the
+// next hole's retransmission and exactly one new segment.
+func TestNewRenoInflationPartialDeflation(t *testing.T) {
+	p := renoPipe(t, RecoveryNewRenoInflation, 40, 45)
+	var retrans, fresh, partials int
+	seen := map[uint32]bool{}
+	inRecovery := false
+	drop := p.filter
+	p.filter = func(dir, i int, s *Segment) (time.Duration, bool) {
+		if dir == 0 && s.Len > 0 {
+			if seen[s.Seq] {
+				retrans++
+			} else {
+				fresh++
+			}
+			seen[s.Seq] = true
+		}
+		return drop(dir, i, s)
+	}
+	// The counts are what a sent while processing one ACK: delivered
+	// reads and resets them after each.
+	var lastAck uint32
+	p.delivered = func(dir int, s *Segment) {
+		if dir != 1 {
+			return
+		}
+		partial := inRecovery && seqGT(s.Ack, lastAck) && p.a.phase == cc.Recovery
+		if seqGT(s.Ack, lastAck) {
+			lastAck = s.Ack
+		}
+		if partial {
+			partials++
+			if retrans != 1 || fresh != 1 {
+				t.Errorf("partial ACK %d sent %d retransmissions and %d new segments, want 1 and 1", partials, retrans, fresh)
+			}
+		}
+		inRecovery = p.a.phase == cc.Recovery
+		retrans, fresh = 0, 0
+	}
+	p.transfer(400_000, 20*time.Second)
+	if partials != 1 {
+		t.Fatalf("%d partial ACKs, want 1 (two losses in one window)", partials)
 	}
 }

@@ -185,7 +185,10 @@ func (c *Conn) onAck(s *Segment) {
 			c.appLimited = m
 			c.cc.AppLimitedMark = 0
 		}
-	} else if c.phase == cc.Recovery && c.reno() {
+	} else if c.phase == cc.Recovery && c.inflating() {
+		if advanced {
+			c.renoRtx = true // a partial ACK: its hole goes out now
+		}
 		// The window stays at ssthresh: renoEnter says why.
 	} else if c.phase == cc.Recovery || c.phase == cc.CWR {
 		c.prrReduce(ackedSacked, newlyLost > 0, advanced)
@@ -410,7 +413,7 @@ func (c *Conn) enterRecovery() {
 		c.highSeq = c.sndNxt
 	}
 	c.setPhase(cc.Recovery)
-	if c.reno() {
+	if c.inflating() {
 		c.renoEnter()
 	}
 }

@@ -264,6 +264,9 @@ func TestNS2RenoName(t *testing.T) {
 	if got := recoveryFor(NS2RenoReno); got != tcp.RecoveryReno {
 		t.Errorf("recovery for %s: %v, want reno", NS2RenoReno, got)
 	}
+	if got := recoveryFor(NS2NewRenoInflation); got != tcp.RecoveryNewRenoInflation {
+		t.Errorf("recovery for %s: %v, want newreno-inflation", NS2NewRenoInflation, got)
+	}
 	for _, n := range []string{NS2Reno, "cubic", "bbr"} {
 		if got := recoveryFor(n); got != tcp.RecoveryNewReno {
 			t.Errorf("recovery for %s: %v, want newreno", n, got)

@@ -16,7 +16,7 @@ import (
 // (cc.Reno) counts segments and does not slow down.
 type ns2Reno struct {
 	cc.Reno
-	name string // NS2Reno, or NS2RenoReno (the same window rule)
+	name string // NS2Reno, NS2RenoReno or NS2NewRenoInflation (the same window rule)
 }
 
 func (r *ns2Reno) Name() string { return r.name }
@@ -82,7 +82,7 @@ func (w ctlSsthresh) Control(c *cc.Conn, rs *cc.RateSample) { w.ctl.Control(c, r
 // with the initial threshold (segments, 0: the algorithm's own).
 func newAlgorithm(name string, ssthresh uint32, onSSEnd func(time.Time)) (cc.Algorithm, error) {
 	var a cc.Algorithm
-	if name == NS2Reno || name == NS2RenoReno {
+	if name == NS2Reno || name == NS2RenoReno || name == NS2NewRenoInflation {
 		a = &ns2Reno{name: name}
 	} else {
 		var err error
@@ -107,10 +107,19 @@ const NS2Reno = "ns2-newreno"
 // recovery explains paper 002's remaining points.
 const NS2RenoReno = "ns2-reno"
 
+// NS2NewRenoInflation names ns-2's Agent/TCP/Newreno with its window
+// during recovery too: NS2Reno's rule and recovery, but RFC 6582's window
+// inflation and partial deflation (tcp.RecoveryNewRenoInflation) where
+// NS2Reno uses PRR.
+const NS2NewRenoInflation = "ns2-newreno-inflate"
+
 // recoveryFor is the sender's fast-recovery rule for an algorithm name.
 func recoveryFor(name string) tcp.Recovery {
-	if name == NS2RenoReno {
+	switch name {
+	case NS2RenoReno:
 		return tcp.RecoveryReno
+	case NS2NewRenoInflation:
+		return tcp.RecoveryNewRenoInflation
 	}
 	return tcp.RecoveryNewReno
 }

@@ -34,6 +34,9 @@ type Config struct {
 	// acknowledged, as Linux (RFC 3465 with L = ∞). For comparisons with
 	// ns-3 only.
 	CountACKs bool
+	// Recovery is the fast-recovery rule without SACK (recovery.go);
+	// the zero value is RFC 6582 NewReno with PRR.
+	Recovery Recovery
 	// CC names the congestion-control algorithm (cc.Names()).
 	CC string
 	// Algorithm, if set, is used instead of a new instance of CC (one

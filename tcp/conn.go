@@ -127,6 +127,8 @@ type Conn struct {
 	highSeq                        uint32
 	echoes                         uint32 // without SACK: duplicate ACKs expected from copies the receiver already had
 	echoSeq                        uint32 // sndNxt when echoes were last added
+	renoRecover                    uint32 // RecoveryReno: sndNxt at the last fast retransmit or timeout (ns-2's recover_)
+	renoRecoverSet, renoRtx        bool
 	reducedAt                      uint32 // sndNxt at the last reduction: ECE for data before it is the same congestion (RFC 3168 §6.1.2)
 	priorSsthresh                  uint32
 	prrDelivered, prrOut, prrPrior uint32

@@ -25,6 +25,9 @@
 //     without SACK each duplicate ACK counts as one SACKed segment), which
 //     replaces RFC 6582's inflate/deflate of cwnd; the window during
 //     Recovery and CWR follows PRR (RFC 6937) as Linux and ns-3 3.37 do.
+//     Config.Recovery (recovery.go) offers ns-2's rules without SACK
+//     instead: classic Reno (RFC 5681 §3.2, ns-2's bugFix_ guard) and
+//     NewReno with RFC 6582's inflated window in place of PRR.
 //     Without SACK, the duplicate ACKs that copies of data the receiver
 //     already held will draw (a timeout's go-back-N) are expected and
 //     not counted, so they start no spurious fast retransmit; in Loss a

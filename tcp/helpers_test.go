@@ -23,6 +23,8 @@ type pipe struct {
 	// filter, if set, sees every segment (dir 0: a→b) with its index in
 	// that direction and returns extra delay, or drop.
 	filter func(dir, i int, s *Segment) (extra time.Duration, drop bool)
+	// delivered, if set, runs after each segment's Input at its receiver.
+	delivered func(dir int, s *Segment)
 }
 
 type sent struct {
@@ -77,7 +79,12 @@ func (p *pipe) carry(dir int, s *Segment) {
 		leave = start.Add(time.Duration(int64(cp.WireLen()) * 8 * int64(time.Second) / p.rate))
 		p.busy[dir] = leave
 	}
-	p.sim.At(leave.Add(p.delay+extra), func() { dst.Input(&cp) })
+	p.sim.At(leave.Add(p.delay+extra), func() {
+		dst.Input(&cp)
+		if p.delivered != nil {
+			p.delivered(dir, &cp)
+		}
+	})
 }
 
 // start opens the connection (a active, b passive).

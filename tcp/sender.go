@@ -83,6 +83,7 @@ func (c *Conn) onAck(s *Segment) {
 	isDup := !advanced && s.Len == 0 && !windowChanged && c.packetsOut() > 0
 	if !c.sackOK {
 		isDup = c.renoEchoes(isDup, advanced, ack, retransAcked)
+		isDup = c.renoDup(isDup)
 	}
 	if !c.sackOK && c.phase == cc.Loss {
 		// Linux's tcp_process_loss for Reno: after a timeout everything
@@ -138,7 +139,10 @@ func (c *Conn) onAck(s *Segment) {
 	if c.phase == cc.Loss {
 		c.checkSpurious(s, advanced, isDup, newlySacked, origAcked)
 	}
-	if c.phase != cc.Open && c.phase != cc.Disorder && seqGE(c.sndUna, c.highSeq) && advanced {
+	// Reno leaves recovery on the first ACK that advances, partial or
+	// full (RenoTcpAgent::recv zeroes dupwnd_ on any new ACK).
+	if c.phase != cc.Open && c.phase != cc.Disorder && advanced &&
+		(seqGE(c.sndUna, c.highSeq) || c.phase == cc.Recovery && c.reno()) {
 		c.endEpisode()
 	}
 	if c.sackOK && newlySacked > 0 || !c.sackOK && (isDup || advanced) {
@@ -181,6 +185,11 @@ func (c *Conn) onAck(s *Segment) {
 			c.appLimited = m
 			c.cc.AppLimitedMark = 0
 		}
+	} else if c.phase == cc.Recovery && c.inflating() {
+		if advanced {
+			c.renoRtx = true // a partial ACK: its hole goes out now
+		}
+		// The window stays at ssthresh: renoEnter says why.
 	} else if c.phase == cc.Recovery || c.phase == cc.CWR {
 		c.prrReduce(ackedSacked, newlyLost > 0, advanced)
 	} else if newlyAcked > 0 && c.isCwndLimited() {
@@ -207,6 +216,7 @@ func (c *Conn) onAck(s *Segment) {
 			c.h.Writable()
 		}
 	}
+	c.renoFastRetransmit()
 	c.push()
 }
 
@@ -403,6 +413,9 @@ func (c *Conn) enterRecovery() {
 		c.highSeq = c.sndNxt
 	}
 	c.setPhase(cc.Recovery)
+	if c.inflating() {
+		c.renoEnter()
+	}
 }
 
 // enterCWR reduces the window on ECE (RFC 3168 §6.1.2), at most once per
@@ -448,6 +461,11 @@ func (c *Conn) enterLoss() {
 	c.highSeq = c.sndNxt
 	c.reducedAt = c.sndNxt
 	c.echoes = 0
+	if c.reno() {
+		// ns-2's RenoTcpAgent::timeout: recover_ = maxseq_ (bugFix_),
+		// so the go-back-N's duplicate ACKs start no fast retransmit.
+		c.renoRecover, c.renoRecoverSet = c.sndNxt, true
+	}
 	c.frto = frto
 	c.frtoNew = false
 	c.retransTS = 0

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pseudocong/pseudocong/tcp"
 )
 
 func mustSpec(t *testing.T, name string) *Spec {
@@ -245,5 +247,29 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	}
 	if _, err := WriteOutputs(t.TempDir(), s, grid); err != nil {
 		t.Errorf("outputs without a sweep: %v", err)
+	}
+}
+
+// TestNS2RenoName: "ns2-reno" is ns2-newreno's window rule with Reno
+// recovery; every other name keeps the default (NewReno) recovery, so
+// existing specs run as before.
+func TestNS2RenoName(t *testing.T) {
+	a, err := newAlgorithm(NS2RenoReno, 44, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name() != NS2RenoReno {
+		t.Errorf("name %q, want %q", a.Name(), NS2RenoReno)
+	}
+	if got := recoveryFor(NS2RenoReno); got != tcp.RecoveryReno {
+		t.Errorf("recovery for %s: %v, want reno", NS2RenoReno, got)
+	}
+	if got := recoveryFor(NS2NewRenoInflation); got != tcp.RecoveryNewRenoInflation {
+		t.Errorf("recovery for %s: %v, want newreno-inflation", NS2NewRenoInflation, got)
+	}
+	for _, n := range []string{NS2Reno, "cubic", "bbr"} {
+		if got := recoveryFor(n); got != tcp.RecoveryNewReno {
+			t.Errorf("recovery for %s: %v, want newreno", n, got)
+		}
 	}
 }

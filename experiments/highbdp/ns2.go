@@ -3,6 +3,7 @@ package highbdp
 import (
 	"time"
 
+	"github.com/pseudocong/pseudocong/tcp"
 	"github.com/pseudocong/pseudocong/tcp/cc"
 )
 
@@ -15,9 +16,10 @@ import (
 // (cc.Reno) counts segments and does not slow down.
 type ns2Reno struct {
 	cc.Reno
+	name string // NS2Reno, NS2RenoReno or NS2NewRenoInflation (the same window rule)
 }
 
-func (r *ns2Reno) Name() string { return "ns2-newreno" }
+func (r *ns2Reno) Name() string { return r.name }
 
 // CongAvoid treats every call as one ACK.
 func (r *ns2Reno) CongAvoid(c *cc.Conn, _ uint32) {
@@ -80,8 +82,8 @@ func (w ctlSsthresh) Control(c *cc.Conn, rs *cc.RateSample) { w.ctl.Control(c, r
 // with the initial threshold (segments, 0: the algorithm's own).
 func newAlgorithm(name string, ssthresh uint32, onSSEnd func(time.Time)) (cc.Algorithm, error) {
 	var a cc.Algorithm
-	if name == NS2Reno {
-		a = &ns2Reno{}
+	if name == NS2Reno || name == NS2RenoReno || name == NS2NewRenoInflation {
+		a = &ns2Reno{name: name}
 	} else {
 		var err error
 		if a, err = cc.New(name); err != nil {
@@ -97,3 +99,27 @@ func newAlgorithm(name string, ssthresh uint32, onSSEnd func(time.Time)) (cc.Alg
 
 // NS2Reno names ns-2's NewReno window rule (per-ACK growth).
 const NS2Reno = "ns2-newreno"
+
+// NS2RenoReno names ns-2's Agent/TCP/Reno: the same per-ACK window rule
+// as NS2Reno with classic Reno fast recovery (tcp.RecoveryReno: window
+// inflation, recovery ends on the first new ACK, the bugFix_ guard)
+// instead of NewReno's, for docs/high-bdp.md's question whether ns-2's
+// recovery explains paper 002's remaining points.
+const NS2RenoReno = "ns2-reno"
+
+// NS2NewRenoInflation names ns-2's Agent/TCP/Newreno with its window
+// during recovery too: NS2Reno's rule and recovery, but RFC 6582's window
+// inflation and partial deflation (tcp.RecoveryNewRenoInflation) where
+// NS2Reno uses PRR.
+const NS2NewRenoInflation = "ns2-newreno-inflate"
+
+// recoveryFor is the sender's fast-recovery rule for an algorithm name.
+func recoveryFor(name string) tcp.Recovery {
+	switch name {
+	case NS2RenoReno:
+		return tcp.RecoveryReno
+	case NS2NewRenoInflation:
+		return tcp.RecoveryNewRenoInflation
+	}
+	return tcp.RecoveryNewReno
+}

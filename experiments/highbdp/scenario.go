@@ -281,6 +281,7 @@ func (s Scenario) Run() (*Outcome, error) {
 		tc.Profile = ns2Profile(s.DelAck, s.InitialCwnd)
 		// ns-2's Agent/TCP/Newreno: no SACK, no timestamps, no F-RTO.
 		tc.SACK, tc.Timestamps, tc.FRTO = s.Modern, s.Modern, s.Modern
+		tc.Recovery = recoveryFor(s.CC)
 		tc.MSS = mss
 		if s.Modern {
 			tc.MSS += 12 // the timestamp option: keep 1460 B of payload

@@ -29,13 +29,16 @@ PACKAGES=(
 	libxml2-dev
 	g++
 	pkg-config
+	# ns-2 2.35, the simulator paper 002 ran: validation/ns2 runs its
+	# scenario there beside ours (docs/high-bdp.md).
+	ns2
 )
 
 # Commands the tests call; a package can be "installed" yet broken, so check both.
 COMMANDS=(
 	ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-ofctl ovs-appctl
 	ovs-testcontroller tshark prometheus promtool iperf3 hping3 ping
-	ethtool tcpdump ip mn g++ pkg-config
+	ethtool tcpdump ip mn g++ pkg-config ns
 )
 
 log() { printf 'install-deps: %s\n' "$*"; }

@@ -40,6 +40,10 @@ type Spec struct {
 	// algorithm, first seed, every bottleneck).
 	Buffer      float64   `yaml:"buffer_bdp"`
 	BufferSweep []float64 `yaml:"buffer_sweep"`
+	// AccessBufferPkts is every access link's DropTail limit in
+	// packets, unscaled; 0: 10 000, which never binds (ns-2's default
+	// limit_ 50 is 49 in our terms: docs/high-bdp.md).
+	AccessBufferPkts int `yaml:"access_buffer_pkts"`
 	// Delays: access (each of the four access hops of a round trip) and
 	// bottleneck, one way.
 	AccessDelay     time.Duration `yaml:"access_delay"`
@@ -149,6 +153,8 @@ func (s *Spec) check() error {
 		return fmt.Errorf("high-bdp spec: bottlenecks, algorithms and seeds must each be non-empty")
 	case s.Buffer <= 0:
 		return fmt.Errorf("high-bdp spec: buffer_bdp %g: want > 0", s.Buffer)
+	case s.AccessBufferPkts < 0:
+		return fmt.Errorf("high-bdp spec: access_buffer_pkts %d: want >= 1 (0 or absent: 10 000)", s.AccessBufferPkts)
 	case len(s.ShortShare) != s.Short || len(s.ShortStart) != s.Short:
 		return fmt.Errorf("high-bdp spec: %d short flows need as many short_share and short_start", s.Short)
 	}
@@ -225,7 +231,7 @@ func (s *Spec) Scenario(c Cell) (Scenario, error) {
 		Bottleneck: int64(float64(bw) / s.Scale), Access: int64(1e9 / s.Scale),
 		AccessDelay: s.AccessDelay, BottleneckDelay: s.BottleneckDelay,
 		CC: c.CC, Modern: slices.Contains(s.Modern, c.CC), MSS: s.MSS, SsthreshBytes: s.SsthreshBytes, DelAck: c.DelAck, InitialCwnd: s.InitialCwnd,
-		Seed: c.Seed,
+		Seed: c.Seed, AccessBufferPkts: s.AccessBufferPkts,
 	}
 	if c.Kind == "growth" {
 		// One flow alone, a buffer of two BDPs: no loss, so the window

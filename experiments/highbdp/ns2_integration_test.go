@@ -35,8 +35,8 @@ type ns2Result struct {
 
 // runNS2 runs paper 002's dumbbell in ns-2 on the instance sc describes
 // (its bottleneck, access rate, buffers, duration and our long flows'
-// start times), with ns-2's access queues of accessQueue packets.
-func runNS2(t *testing.T, sc Scenario, accessQueue int) (ns2Result, time.Duration) {
+// start times).
+func runNS2(t *testing.T, sc Scenario) (ns2Result, time.Duration) {
 	t.Helper()
 	var starts []string
 	for _, st := range sc.LongStarts() {
@@ -45,6 +45,10 @@ func runNS2(t *testing.T, sc Scenario, accessQueue int) (ns2Result, time.Duratio
 	access := sc.Access
 	if access == 0 {
 		access = 1_000_000_000
+	}
+	accessQueue := sc.AccessBufferPkts
+	if accessQueue == 0 {
+		accessQueue = 10000
 	}
 	script, err := filepath.Abs(filepath.Join("..", "..", "validation", "ns2", "highbdp.tcl"))
 	if err != nil {
@@ -82,9 +86,12 @@ func runNS2(t *testing.T, sc Scenario, accessQueue int) (ns2Result, time.Duratio
 // (ns-2 starts the long flows at our times), and wants L's utilisation
 // within ±3 points. CI runs 100 Mbit/s for 60 s and high-bdp-ci's 10G
 // cell (1/50: 200 Mbit/s for 72 s), about 15 s of ns-2 together;
-// HIGHBDP_NS2="BW:DURATION[:k] ..." runs others, e.g. "622M:3600s" or
-// "10G:180s:20" (the bottleneck and access links divided by k, as the
-// scaled specs do), logged and checked the same way.
+// HIGHBDP_NS2="BW:DURATION[:k][:q=N][:aq=N][:cc=NAME] ..." runs others, e.g.
+// "622M:3600s" or "10G:180s:20" (the bottleneck and access links divided
+// by k, as the scaled specs do) or "10G:180s:20:q=3:aq=50" (L's buffer
+// and every access link's in packets; defaults 0.1 BDP and 10 000; our
+// side's algorithm, default ns2-newreno),
+// logged and checked the same way.
 func TestNS2SideBySide(t *testing.T) {
 	testenv.RequireCommandPath(t, "ns")
 	cases := []string{"100M:60s", "10G:72s:50"}
@@ -101,7 +108,7 @@ func TestNS2SideBySide(t *testing.T) {
 				t.Fatal(err)
 			}
 			// ns-2 with our access queues: the same network on both sides.
-			ns2, wall := runNS2(t, sc, 10000)
+			ns2, wall := runNS2(t, sc)
 			t.Logf("%s: ours utilisation %.4f goodput %.4f drops %d timeouts %d retrans %d (%.1f CPU s); ns-2 %.4f / %.4f drops %d timeouts %d retrans %d (%.1f wall s)",
 				c, ours.Utilisation, ours.Goodput, ours.Drops, ours.Timeouts, ours.Retrans, ours.CPUS,
 				ns2.Utilisation, ns2.Goodput, ns2.Drops, ns2.Timeouts, ns2.Retrans, wall.Seconds())
@@ -186,13 +193,33 @@ func writeNS2Comparison(t *testing.T, dir, c string, ours *Outcome, ns2 ns2Resul
 	}
 }
 
-// ns2Case parses "BW:DURATION[:k]" into the ns-3 comparison's scenario
-// (ns3Comparable) with a buffer of 0.1 BDP.
+// ns2Case parses "BW:DURATION[:k][:q=N][:aq=N]" into the ns-3
+// comparison's scenario (ns3Comparable), by default with L's buffer at
+// 0.1 BDP.
 func ns2Case(t *testing.T, c string) Scenario {
 	t.Helper()
 	f := strings.Split(c, ":")
-	if len(f) < 2 || len(f) > 3 {
-		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k]", c)
+	if len(f) < 2 {
+		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k][:q=N][:aq=N]", c)
+	}
+	opts := map[string]int{}
+	cc := NS2Reno
+	for len(f) > 2 && strings.Contains(f[len(f)-1], "=") {
+		k, v, _ := strings.Cut(f[len(f)-1], "=")
+		if k == "cc" {
+			cc = v
+			f = f[:len(f)-1]
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if (k != "q" && k != "aq") || err != nil || n < 1 {
+			t.Fatalf("case %q: option %q: want q=N or aq=N, N ≥ 1 packets", c, f[len(f)-1])
+		}
+		opts[k] = n
+		f = f[:len(f)-1]
+	}
+	if len(f) > 3 {
+		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k][:q=N][:aq=N]", c)
 	}
 	bw, err := ParseRate(f[0])
 	if err != nil {
@@ -211,5 +238,10 @@ func ns2Case(t *testing.T, c string) Scenario {
 	sc := ns3Comparable(bw/k, d, 0)
 	sc.Access = 1_000_000_000 / k
 	sc.BufferPkts = max(2, int(math.Round(sc.BDPPkts()*0.1)))
+	if q, ok := opts["q"]; ok {
+		sc.BufferPkts = q
+	}
+	sc.AccessBufferPkts = opts["aq"]
+	sc.CC = cc
 	return sc
 }

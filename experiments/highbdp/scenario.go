@@ -23,9 +23,13 @@ type Scenario struct {
 	AccessDelay, BottleneckDelay time.Duration
 	// BufferPkts is L's DropTail limit in packets (R1's output queue).
 	BufferPkts int
-	Duration   time.Duration
-	CC         string // every flow's algorithm (NS2Reno or a cc name)
-	MSS        int    // payload bytes; 0: 1460
+	// AccessBufferPkts is every access link's DropTail limit in packets;
+	// 0: 10 000, enough never to bind (ns-2's default limit_ is 50:
+	// docs/high-bdp.md, "ns-2 side by side").
+	AccessBufferPkts int
+	Duration         time.Duration
+	CC               string // every flow's algorithm (NS2Reno or a cc name)
+	MSS              int    // payload bytes; 0: 1460
 	// SsthreshBytes is the initial slow-start threshold; 0: the
 	// algorithm's own (infinite).
 	SsthreshBytes int
@@ -167,6 +171,8 @@ func (s *Scenario) check() error {
 	switch {
 	case s.Bottleneck <= 0:
 		return fmt.Errorf("highbdp: bottleneck %d bit/s: want > 0", s.Bottleneck)
+	case s.AccessBufferPkts < 0:
+		return fmt.Errorf("highbdp: access buffer %d packets: want >= 1 (0: 10 000)", s.AccessBufferPkts)
 	case s.BufferPkts < 1:
 		return fmt.Errorf("highbdp: buffer %d packets: want >= 1", s.BufferPkts)
 	case s.Duration <= 0:
@@ -216,6 +222,9 @@ func (s Scenario) Run() (*Outcome, error) {
 	}
 	if s.InitialCwnd == 0 {
 		s.InitialCwnd = 2
+	}
+	if s.AccessBufferPkts == 0 {
+		s.AccessBufferPkts = 10000
 	}
 	mss := s.mss()
 	wall, cpu0 := time.Now(), cpuTime()
@@ -315,7 +324,7 @@ func (s Scenario) Run() (*Outcome, error) {
 			func(p *netsim.Packet) { n.rev.Send(p) },
 			func(p *netsim.Packet) { n.deliver(n.snd[flow], p) },
 		} {
-			if links[j], err = mk(s.Access, s.AccessDelay, 10000, d); err != nil {
+			if links[j], err = mk(s.Access, s.AccessDelay, s.AccessBufferPkts, d); err != nil {
 				return nil, err
 			}
 		}

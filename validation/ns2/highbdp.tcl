@@ -6,10 +6,16 @@
 #
 #   bottleneck  L's rate, ns-2 syntax (100Mb, 622Mb, 2.5Gb, 10Gb)  [100Mb]
 #   duration    simulated seconds                                 [60]
-#   queue       L's DropTail limit, packets (R1's output queue)    [95]
+#   queue       L's DropTail limit, packets waiting (R1's output queue) [95]
 #   access      every access link's rate, ns-2 syntax            [1Gb]
-#   access_queue  every access link's DropTail limit, packets     [10000]
-#                 (ours: 10000; ns-2's default limit_ is 50)
+#   access_queue  every access link's DropTail limit, packets waiting [10000]
+#                 (ours: 10000)
+#
+# Both limits count packets waiting, as our DropTail does. ns-2's
+# DropTail drops an arrival when length + 1 >= limit_ (drop-tail.cc): it
+# holds limit_ - 1 packets beside the one on the wire. So the script
+# sets limit_ to the value given plus one, and ns-2's default limit_ 50
+# is a queue of 49 in these terms.
 #   starts      comma-separated start times (s) of the 10 long flows
 #               (ours: Scenario.LongStarts, so both run one instance);
 #               default flow 0 at 0, the others uniform in [0, 5)
@@ -69,7 +75,7 @@ set r1 [$ns node]
 set r2 [$ns node]
 $ns simplex-link $r1 $r2 $bw 53ms DropTail
 $ns simplex-link $r2 $r1 $bw 53ms DropTail
-$ns queue-limit $r1 $r2 $opt(queue)
+$ns queue-limit $r1 $r2 [expr {$opt(queue) + 1}]
 $ns queue-limit $r2 $r1 1000000
 
 set starts {}
@@ -90,7 +96,7 @@ for {set i 0} {$i < $nLong + $nShort} {incr i} {
 	set d [$ns node]
 	$ns duplex-link $s $r1 $acc 2ms DropTail
 	$ns duplex-link $r2 $d $acc 2ms DropTail
-	foreach {a b} [list $s $r1 $r1 $s $r2 $d $d $r2] { $ns queue-limit $a $b $opt(access_queue) }
+	foreach {a b} [list $s $r1 $r1 $s $r2 $d $d $r2] { $ns queue-limit $a $b [expr {$opt(access_queue) + 1}] }
 	set tcp [new Agent/TCP/Newreno]
 	$tcp set fid_ $i
 	if {$opt(delack)} { set sink [new Agent/TCPSink/DelAck] } else { set sink [new Agent/TCPSink] }

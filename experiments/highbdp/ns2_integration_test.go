@@ -173,7 +173,7 @@ func writeNS2Comparison(t *testing.T, dir, c string, ours *Outcome, ns2 ns2Resul
 	} {
 		p := plot.New()
 		p.Title.Text, p.X.Label.Text, p.Y.Label.Text = "paper 002's dumbbell, "+c+": ours and ns-2 2.35", "time (s)", f.y
-		p.Legend.Top = true
+		p.Legend.Top = false // bottom right: both curves start low and end high
 		p.Add(plotter.NewGrid())
 		for i, sd := range []struct {
 			name string

@@ -35,8 +35,8 @@ type ns2Result struct {
 
 // runNS2 runs paper 002's dumbbell in ns-2 on the instance sc describes
 // (its bottleneck, access rate, buffers, duration and our long flows'
-// start times).
-func runNS2(t *testing.T, sc Scenario) (ns2Result, time.Duration) {
+// start times). It returns ns-2's wall and CPU time (user + system).
+func runNS2(t testing.TB, sc Scenario) (ns2Result, time.Duration, time.Duration) {
 	t.Helper()
 	var starts []string
 	for _, st := range sc.LongStarts() {
@@ -67,6 +67,10 @@ func runNS2(t *testing.T, sc Scenario) (ns2Result, time.Duration) {
 	start := time.Now()
 	out, err := cmd.Output()
 	wall := time.Since(start)
+	var cpu time.Duration
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime()
+	}
 	if err != nil {
 		var stderr []byte
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -78,7 +82,7 @@ func runNS2(t *testing.T, sc Scenario) (ns2Result, time.Duration) {
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("ns-2 output %q: %v", out, err)
 	}
-	return r, wall
+	return r, wall, cpu
 }
 
 // TestNS2SideBySide runs paper 002's dumbbell (without web flows) in
@@ -108,7 +112,7 @@ func TestNS2SideBySide(t *testing.T) {
 				t.Fatal(err)
 			}
 			// ns-2 with our access queues: the same network on both sides.
-			ns2, wall := runNS2(t, sc)
+			ns2, wall, _ := runNS2(t, sc)
 			t.Logf("%s: ours utilisation %.4f goodput %.4f drops %d timeouts %d retrans %d (%.1f CPU s); ns-2 %.4f / %.4f drops %d timeouts %d retrans %d (%.1f wall s)",
 				c, ours.Utilisation, ours.Goodput, ours.Drops, ours.Timeouts, ours.Retrans, ours.CPUS,
 				ns2.Utilisation, ns2.Goodput, ns2.Drops, ns2.Timeouts, ns2.Retrans, wall.Seconds())
@@ -244,4 +248,36 @@ func ns2Case(t *testing.T, c string) Scenario {
 	sc.AccessBufferPkts = opts["aq"]
 	sc.CC = cc
 	return sc
+}
+
+// BenchmarkAIMDHourVsNS2 is BenchmarkAIMDHourVsNS3 with ns-2 2.35 (the
+// paper's simulator) as the peer: both simulators run the same 10
+// simulated seconds at 622 Mbit/s (validation/ns2/highbdp.tcl, the same
+// instance), and each one's CPU per packet L delivered is multiplied by
+// the hour's packets at full load (hourPackets, an upper bound on both
+// sides). ns-2 counts no events, so only CPU is compared.
+func BenchmarkAIMDHourVsNS2(b *testing.B) {
+	if _, err := exec.LookPath("ns"); err != nil {
+		b.Skip("ns-2 not installed")
+	}
+	const d = 10 * time.Second
+	bw, _ := ParseRate("622M")
+	sc := ns3Comparable(bw, d, 0)
+	sc.BufferPkts = int(math.Round(sc.BDPPkts() * 0.1))
+	var oursCPU, oursPkts, nsCPU, nsPkts float64
+	for b.Loop() {
+		o, err := sc.Run()
+		if err != nil {
+			b.Fatal(err)
+		}
+		oursCPU += o.CPUS
+		oursPkts += shortRunPackets(sc, o)
+		r, _, cpu := runNS2(b, sc)
+		nsCPU += cpu.Seconds()
+		nsPkts += r.Utilisation * float64(bw) * d.Seconds() / 8 / 1500
+	}
+	b.ReportMetric(oursCPU/oursPkts*hourPackets(bw), "ours-hour-cpu-s")
+	b.ReportMetric(nsCPU/nsPkts*hourPackets(bw), "ns2-hour-cpu-s")
+	b.ReportMetric(oursCPU/float64(b.N), "ours-cpu-s/run")
+	b.ReportMetric(nsCPU/float64(b.N), "ns2-cpu-s/run")
 }

@@ -197,14 +197,14 @@ func writeNS2Comparison(t *testing.T, dir, c string, ours *Outcome, ns2 ns2Resul
 	}
 }
 
-// ns2Case parses "BW:DURATION[:k][:q=N][:aq=N]" into the ns-3
+// ns2Case parses "BW:DURATION[:k][:q=N][:aq=N][:cc=NAME]" into the ns-3
 // comparison's scenario (ns3Comparable), by default with L's buffer at
-// 0.1 BDP.
+// 0.1 BDP and ns2-newreno.
 func ns2Case(t *testing.T, c string) Scenario {
 	t.Helper()
 	f := strings.Split(c, ":")
 	if len(f) < 2 {
-		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k][:q=N][:aq=N]", c)
+		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k][:q=N][:aq=N][:cc=NAME]", c)
 	}
 	opts := map[string]int{}
 	cc := NS2Reno
@@ -217,13 +217,13 @@ func ns2Case(t *testing.T, c string) Scenario {
 		}
 		n, err := strconv.Atoi(v)
 		if (k != "q" && k != "aq") || err != nil || n < 1 {
-			t.Fatalf("case %q: option %q: want q=N or aq=N, N ≥ 1 packets", c, f[len(f)-1])
+			t.Fatalf("case %q: option %q: want q=N or aq=N (N ≥ 1 packets) or cc=NAME", c, f[len(f)-1])
 		}
 		opts[k] = n
 		f = f[:len(f)-1]
 	}
 	if len(f) > 3 {
-		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k][:q=N][:aq=N]", c)
+		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k][:q=N][:aq=N][:cc=NAME]", c)
 	}
 	bw, err := ParseRate(f[0])
 	if err != nil {

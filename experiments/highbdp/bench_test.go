@@ -72,8 +72,12 @@ func hourPackets(bw int64) float64 { return float64(bw) * 3600 / 8 / 1500 }
 
 // shortRunPackets is the full packets L delivered in a run: its
 // utilisation counts wire bytes, 1 500 per full segment.
-func shortRunPackets(sc Scenario, o *Outcome) float64 {
-	return o.Utilisation * float64(sc.Bottleneck) * sc.Duration.Seconds() / 8 / 1500
+func shortRunPackets(sc Scenario, o *Outcome) float64 { return runPackets(sc, o.Utilisation) }
+
+// runPackets is the full packets L carries over sc's duration at the
+// given utilisation (ours, or a peer simulator's on the same scenario).
+func runPackets(sc Scenario, util float64) float64 {
+	return util * float64(sc.Bottleneck) * sc.Duration.Seconds() / 8 / 1500
 }
 
 // aimdShort is the full-scale high-bdp ns2-newreno cell at bw, cut to d of

@@ -26,9 +26,9 @@ import (
 type ns2Result struct {
 	Utilisation float64      `json:"utilisation"`
 	Goodput     float64      `json:"goodput"`
-	Drops       int          `json:"drops"`
-	Timeouts    int          `json:"timeouts"`
-	Retrans     int          `json:"retransmitted"`
+	Drops       uint64       `json:"drops"`
+	Timeouts    uint64       `json:"timeouts"`
+	Retrans     uint64       `json:"retransmitted"`
 	Util        []float64    `json:"util"`
 	Cwnd        [][3]float64 `json:"cwnd"`
 }
@@ -42,22 +42,15 @@ func runNS2(t testing.TB, sc Scenario) (ns2Result, time.Duration, time.Duration)
 	for _, st := range sc.LongStarts() {
 		starts = append(starts, strconv.FormatFloat(st.Seconds(), 'f', 9, 64))
 	}
-	access := sc.Access
-	if access == 0 {
-		access = 1_000_000_000
-	}
-	accessQueue := sc.AccessBufferPkts
-	if accessQueue == 0 {
-		accessQueue = 10000
-	}
+	sc.setDefaults() // the access rate and buffers Run would use
 	script, err := filepath.Abs(filepath.Join("..", "..", "validation", "ns2", "highbdp.tcl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	args := []string{script,
-		"bottleneck", fmt.Sprint(sc.Bottleneck), "access", fmt.Sprint(access),
+		"bottleneck", fmt.Sprint(sc.Bottleneck), "access", fmt.Sprint(sc.Access),
 		"duration", strconv.FormatFloat(sc.Duration.Seconds(), 'f', -1, 64),
-		"queue", strconv.Itoa(sc.BufferPkts), "access_queue", strconv.Itoa(accessQueue),
+		"queue", strconv.Itoa(sc.BufferPkts), "access_queue", strconv.Itoa(sc.AccessBufferPkts),
 		"starts", strings.Join(starts, ","), "util_every", "10", "trace_every", "10"}
 	if !sc.DelAck {
 		args = append(args, "delack", "0")
@@ -142,7 +135,7 @@ func writeNS2Comparison(t *testing.T, dir, c string, ours *Outcome, ns2 ns2Resul
 	for _, p := range ours.Trace {
 		o.CwndT, o.Cwnd = append(o.CwndT, p.T), append(o.Cwnd, float64(p.Cwnd))
 	}
-	n := side{Utilisation: ns2.Utilisation, Goodput: ns2.Goodput, Drops: uint64(ns2.Drops), Timeouts: uint64(ns2.Timeouts), Retrans: uint64(ns2.Retrans), Util: ns2.Util}
+	n := side{Utilisation: ns2.Utilisation, Goodput: ns2.Goodput, Drops: ns2.Drops, Timeouts: ns2.Timeouts, Retrans: ns2.Retrans, Util: ns2.Util}
 	for _, p := range ns2.Cwnd {
 		n.CwndT, n.Cwnd = append(n.CwndT, p[0]), append(n.Cwnd, p[1])
 	}
@@ -274,7 +267,7 @@ func BenchmarkAIMDHourVsNS2(b *testing.B) {
 		oursPkts += shortRunPackets(sc, o)
 		r, _, cpu := runNS2(b, sc)
 		nsCPU += cpu.Seconds()
-		nsPkts += r.Utilisation * float64(bw) * d.Seconds() / 8 / 1500
+		nsPkts += runPackets(sc, r.Utilisation)
 	}
 	b.ReportMetric(oursCPU/oursPkts*hourPackets(bw), "ours-hour-cpu-s")
 	b.ReportMetric(nsCPU/nsPkts*hourPackets(bw), "ns2-hour-cpu-s")

@@ -62,7 +62,7 @@ func BenchmarkAIMDHourVsNS3(b *testing.B) {
 		}
 		ps := cmd.ProcessState
 		nsCPU += (ps.UserTime() + ps.SystemTime()).Seconds()
-		nsPkts += ns3.Utilisation * float64(bw) * d.Seconds() / 8 / 1500
+		nsPkts += runPackets(sc, ns3.Utilisation)
 		nsEv += ns3.Events
 	}
 	b.ReportMetric(oursCPU/oursPkts*hourPackets(bw), "ours-hour-cpu-s")

@@ -212,11 +212,10 @@ func (s Scenario) longStarts(rng *rand.Rand) []time.Duration {
 	return starts
 }
 
-// Run runs the scenario on a fresh virtual clock.
-func (s Scenario) Run() (*Outcome, error) {
-	if err := s.check(); err != nil {
-		return nil, err
-	}
+// setDefaults fills the zero fields that have a default: the access
+// rate (1 Gbit/s), the initial window (2) and the access buffers (10 000
+// packets).
+func (s *Scenario) setDefaults() {
 	if s.Access == 0 {
 		s.Access = 1_000_000_000
 	}
@@ -226,6 +225,14 @@ func (s Scenario) Run() (*Outcome, error) {
 	if s.AccessBufferPkts == 0 {
 		s.AccessBufferPkts = 10000
 	}
+}
+
+// Run runs the scenario on a fresh virtual clock.
+func (s Scenario) Run() (*Outcome, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	s.setDefaults()
 	mss := s.mss()
 	wall, cpu0 := time.Now(), cpuTime()
 	sim := clock.NewSim(epoch)

@@ -100,7 +100,13 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 	}
 	// Fig. 5-style: the switch model with this profile predicts the
 	// measured ascending insert curve (replay_integration_test.go).
-	gaps := compareAscendingCurve(t, report+"/samples.json", p)
+	// With vswitchd and calibrate under SCHED_FIFO most batches wait for
+	// one revalidator round (OVS 3.1 starts at most one per 5 ms), the
+	// level the model's constant activation delay stands for; on a busy
+	// host runs of them forward at once (the host's race), so the
+	// quarters are compared on the batches that waited.
+	fifo := parts["ovs"].Priority > 0 && parts["ctl"].Priority > 0
+	gaps, _ := compareAscendingCurve(t, report+"/samples.json", p, fifo)
 	// The same curve against the committed profile, fitted in another
 	// run: a prediction, not a fit to these batches.
 	_, file, _, _ := runtime.Caller(0)
@@ -109,14 +115,20 @@ func TestSerialCalibrateOpenVSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("the same batches against profiles/ovs-netdev.yaml:")
-	predicted := compareAscendingCurve(t, report+"/samples.json", committed)
-	if rt := parts["ovs"]; rt.Priority > 0 && parts["ctl"].Priority > 0 {
-		// With vswitchd and calibrate under SCHED_FIFO every batch waits
-		// for one revalidator round (OVS 3.1 starts at most one per 5 ms),
-		// and the committed profile predicted every quarter of sixteen
-		// runs, idle and busy, within -13 to +5 % (plain means; the 10 %
-		// trimmed means of the last ten: -8 to -3 %; docs/calibrate.md):
-		// asserted at 20 %.
+	predicted, compared := compareAscendingCurve(t, report+"/samples.json", committed, fifo)
+	if fifo {
+		// The committed profile predicted every quarter of sixteen runs,
+		// idle and busy, within -13 to +5 % (plain means over all batches;
+		// the 10 % trimmed means of the last ten: -8 to -3 %), and the
+		// waiting batches' quarters of 15 runs beside two CPU hogs within
+		// -9 to +2 % (docs/calibrate.md): asserted at 20 %. Which share
+		// waits is the host's race (33-79 of 80 in those runs, never
+		// fewer than two quarters with five or more); that some wait is OVS's
+		// revalidator, and a fill with no quarter to compare breaks the
+		// model's premise.
+		if compared == 0 {
+			t.Error("no quarter of the ascending fill had five batches that waited for a revalidation under SCHED_FIFO")
+		}
 		for _, g := range predicted {
 			t.Errorf("Fig. 5-style curve, profiles/ovs-netdev.yaml: %s", g)
 		}

@@ -70,6 +70,16 @@ type RTOConfig struct {
 	// Retries is how many times a segment is retransmitted on timeout
 	// before the connection gives up (Linux tcp_retries2, Berkeley 12).
 	Retries int
+	// RestartOnRetransmit restarts the timer whenever the first
+	// unacknowledged segment is retransmitted (a fast retransmit, a
+	// partial ACK's hole), as Linux's tcp_xmit_retransmit_queue does
+	// (skb == rtx_head) and ns-2's dupack_action (reset_rtx_timer).
+	// RFC 6298 restarts it only on an ACK of new data, as ns-3's
+	// TcpSocketBase does and as every built-in profile still does: a loss
+	// whose duplicate ACKs come late (more than RTO - RTT after the last
+	// ACK that advanced) then times out although its fast retransmission
+	// is on its way (docs/high-bdp.md, "ns-2 side by side").
+	RestartOnRetransmit bool
 }
 
 // Profile is a stack's timer set: SYN and SYN-ACK retransmission, the

@@ -182,3 +182,49 @@ func TestNewRenoInflationPartialDeflation(t *testing.T) {
 		t.Fatalf("%d partial ACKs, want 1 (two losses in one window)", partials)
 	}
 }
+
+// TestRestartOnRetransmit: a loss whose duplicate ACKs come late. Segment
+// 30 is dropped and every original sent after it until the fast
+// retransmission is held 180 ms on the way (RTT 100 ms, RTO ≈ 310 ms), so
+// the third duplicate ACK arrives ≈ 260 ms after the last ACK that
+// advanced and the retransmission's ACK ≈ 360 ms after it. RFC 6298's
+// timer (restarted by new ACKs only) expires first; with
+// RestartOnRetransmit the fast retransmission restarts it and the loss
+// costs no timeout.
+func TestRestartOnRetransmit(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		ca, cb := testConfig(), testConfig()
+		ca.SACK, cb.SACK = false, false
+		ca.FRTO = false
+		ca.Profile.RTO.RestartOnRetransmit = restart
+		p := newPipe(t, ca, cb, 50*time.Millisecond)
+		p.rate = 10_000_000
+		drop := dropOriginals(30)
+		var lostSeq uint32
+		held, retransmitted := false, false
+		p.filter = func(dir, i int, s *Segment) (time.Duration, bool) {
+			if dir != 0 || s.Len == 0 {
+				return 0, false
+			}
+			if _, d := drop(dir, i, s); d {
+				lostSeq, held = s.Seq, true
+				return 0, true
+			}
+			if held && s.Seq == lostSeq {
+				retransmitted = true
+			}
+			if held && !retransmitted {
+				return 180 * time.Millisecond, false
+			}
+			return 0, false
+		}
+		p.transfer(300_000, 20*time.Second)
+		st := p.a.Stats()
+		if st.TCPFastRetrans < 1 {
+			t.Errorf("restart %v: %d fast retransmissions, want the late loss repaired by one", restart, st.TCPFastRetrans)
+		}
+		if want := map[bool]uint64{false: 1, true: 0}[restart]; st.TCPTimeouts != want {
+			t.Errorf("restart %v: %d timeouts, want %d", restart, st.TCPTimeouts, want)
+		}
+	}
+}

@@ -681,6 +681,9 @@ func (c *Conn) retransmit(j int, now int64) {
 	}
 	c.stats.RetransSegs++
 	c.stats.BytesRetrans += uint64(s.Len)
+	if j == c.qHead && c.cfg.Profile.RTO.RestartOnRetransmit {
+		c.rto.arm(c.rtt.rto())
+	}
 	switch c.phase {
 	case cc.Recovery:
 		c.stats.TCPFastRetrans++

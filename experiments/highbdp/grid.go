@@ -50,10 +50,13 @@ type Spec struct {
 	BottleneckDelay time.Duration `yaml:"bottleneck_delay"`
 	SsthreshBytes   int           `yaml:"initial_ssthresh_bytes"`
 	InitialCwnd     uint32        `yaml:"initial_cwnd"`
-	MSS             int           `yaml:"mss"`
-	Long            int           `yaml:"long_flows"`
-	Short           int           `yaml:"short_flows"`
-	Web             int           `yaml:"web_flows"`
+	// RTORestart: Scenario.RTORestart (false or absent: RFC 6298's
+	// timer, the results so far).
+	RTORestart bool `yaml:"rto_restart_on_retransmit"`
+	MSS        int  `yaml:"mss"`
+	Long       int  `yaml:"long_flows"`
+	Short      int  `yaml:"short_flows"`
+	Web        int  `yaml:"web_flows"`
 	// ShortShare: each short flow moves this fraction of L's capacity ×
 	// duration; ShortStart: when (fraction of the duration).
 	ShortShare      []float64     `yaml:"short_share"`
@@ -230,7 +233,7 @@ func (s *Spec) Scenario(c Cell) (Scenario, error) {
 	sc := Scenario{
 		Bottleneck: int64(float64(bw) / s.Scale), Access: int64(1e9 / s.Scale),
 		AccessDelay: s.AccessDelay, BottleneckDelay: s.BottleneckDelay,
-		CC: c.CC, Modern: slices.Contains(s.Modern, c.CC), MSS: s.MSS, SsthreshBytes: s.SsthreshBytes, DelAck: c.DelAck, InitialCwnd: s.InitialCwnd,
+		CC: c.CC, Modern: slices.Contains(s.Modern, c.CC), MSS: s.MSS, SsthreshBytes: s.SsthreshBytes, DelAck: c.DelAck, InitialCwnd: s.InitialCwnd, RTORestart: s.RTORestart,
 		Seed: c.Seed, AccessBufferPkts: s.AccessBufferPkts,
 	}
 	if c.Kind == "growth" {

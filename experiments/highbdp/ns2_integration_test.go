@@ -83,11 +83,12 @@ func runNS2(t testing.TB, sc Scenario) (ns2Result, time.Duration, time.Duration)
 // (ns-2 starts the long flows at our times), and wants L's utilisation
 // within ±3 points. CI runs 100 Mbit/s for 60 s and high-bdp-ci's 10G
 // cell (1/50: 200 Mbit/s for 72 s), about 15 s of ns-2 together;
-// HIGHBDP_NS2="BW:DURATION[:k][:q=N][:aq=N][:cc=NAME] ..." runs others, e.g.
+// HIGHBDP_NS2="BW:DURATION[:k][:q=N][:aq=N][:cc=NAME][:restart=1] ..." runs others, e.g.
 // "622M:3600s" or "10G:180s:20" (the bottleneck and access links divided
 // by k, as the scaled specs do) or "10G:180s:20:q=3:aq=50" (L's buffer
 // and every access link's in packets; defaults 0.1 BDP and 10 000; our
-// side's algorithm, default ns2-newreno),
+// side's algorithm, default ns2-newreno; restart=1 sets
+// Scenario.RTORestart),
 // logged and checked the same way.
 func TestNS2SideBySide(t *testing.T) {
 	testenv.RequireCommandPath(t, "ns")
@@ -190,14 +191,14 @@ func writeNS2Comparison(t *testing.T, dir, c string, ours *Outcome, ns2 ns2Resul
 	}
 }
 
-// ns2Case parses "BW:DURATION[:k][:q=N][:aq=N][:cc=NAME]" into the ns-3
+// ns2Case parses "BW:DURATION[:k][:q=N][:aq=N][:cc=NAME][:restart=1]" into the ns-3
 // comparison's scenario (ns3Comparable), by default with L's buffer at
 // 0.1 BDP and ns2-newreno.
 func ns2Case(t *testing.T, c string) Scenario {
 	t.Helper()
 	f := strings.Split(c, ":")
 	if len(f) < 2 {
-		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k][:q=N][:aq=N][:cc=NAME]", c)
+		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k][:q=N][:aq=N][:cc=NAME][:restart=1]", c)
 	}
 	opts := map[string]int{}
 	cc := NS2Reno
@@ -209,14 +210,19 @@ func ns2Case(t *testing.T, c string) Scenario {
 			continue
 		}
 		n, err := strconv.Atoi(v)
+		if k == "restart" && err == nil && (n == 0 || n == 1) {
+			opts[k] = n
+			f = f[:len(f)-1]
+			continue
+		}
 		if (k != "q" && k != "aq") || err != nil || n < 1 {
-			t.Fatalf("case %q: option %q: want q=N or aq=N (N ≥ 1 packets) or cc=NAME", c, f[len(f)-1])
+			t.Fatalf("case %q: option %q: want q=N or aq=N (N ≥ 1 packets) or cc=NAME or restart=0|1", c, f[len(f)-1])
 		}
 		opts[k] = n
 		f = f[:len(f)-1]
 	}
 	if len(f) > 3 {
-		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k][:q=N][:aq=N][:cc=NAME]", c)
+		t.Fatalf("HIGHBDP_NS2 case %q: want BW:DURATION[:k][:q=N][:aq=N][:cc=NAME][:restart=1]", c)
 	}
 	bw, err := ParseRate(f[0])
 	if err != nil {
@@ -239,6 +245,7 @@ func ns2Case(t *testing.T, c string) Scenario {
 		sc.BufferPkts = q
 	}
 	sc.AccessBufferPkts = opts["aq"]
+	sc.RTORestart = opts["restart"] == 1
 	sc.CC = cc
 	return sc
 }

@@ -47,10 +47,11 @@ func (h eventHeap) minChild(first, last int) int {
 	return best
 }
 
-// eventHeap is a 4-ary min-heap ordered by (at, seq). A 4-ary heap is
+// eventHeap is a 4-ary min-heap ordered by (at, seq): the event queue's
+// far future (events due after its calendar, see eventQueue), and the
+// order lower and adapt rebuild the calendar in. A 4-ary heap is
 // shallower than a binary one and its four children share a cache line or
-// two, which makes pop (the hot path: one per fired event) cheaper than
-// container/heap, and it needs no interface calls.
+// two, and it needs no interface calls.
 type eventHeap []entry
 
 const arity = 4
@@ -86,10 +87,8 @@ func (h eventHeap) up(i int) {
 	h[i] = e
 }
 
-// down restores the heap below i after h[i] was replaced by an entry
-// that may belong near the top (a fired event's follow-up is often due
-// soon: a link's next back-to-back delivery); it stops as soon as the
-// entry is no later than its smallest child.
+// down restores the heap below i after h[i] was replaced (init); it stops
+// as soon as the entry is no later than its smallest child.
 func (h eventHeap) down(i int) {
 	n := len(h)
 	e := h[i]
@@ -127,9 +126,8 @@ func (h eventHeap) down(i int) {
 // variant: the hole walks down to a leaf along the smallest children
 // (arity-1 compares per level instead of arity), then the entry sifts up
 // from there. The replaced entry is almost always a late one (a pop moves
-// the last leaf to the root; a fired event's follow-up is due after most
-// of what is pending), so it belongs near the bottom and the sift up is
-// short.
+// the last leaf to the root), so it belongs near the bottom and the sift
+// up is short.
 func (h eventHeap) downLate(i int) {
 	n := len(h)
 	e := h[i]

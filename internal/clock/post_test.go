@@ -146,6 +146,161 @@ func TestSimMatchesReferenceOrder(t *testing.T) {
 	}
 }
 
+// runUntil fires every event due at or before bound, then moves the clock
+// to bound if that is later.
+func (r *refSched) runUntil(bound int64) {
+	for {
+		best := -1
+		for i, e := range r.ev {
+			if *e.stopped {
+				continue
+			}
+			if best < 0 || e.at < r.ev[best].at || (e.at == r.ev[best].at && e.seq < r.ev[best].seq) {
+				best = i
+			}
+		}
+		if best < 0 || r.ev[best].at > bound {
+			break
+		}
+		e := r.ev[best]
+		r.ev = slices.Delete(r.ev, best, best+1)
+		r.now = e.at
+		e.f()
+	}
+	r.now = max(r.now, bound)
+}
+
+// fineDelay draws the delays that probe the event queue's structure:
+// ties, times inside one calendar bucket and on both sides of a bucket's
+// and the calendar's edges, and far ones that wait in its heap.
+func fineDelay(r *rand.Rand) time.Duration {
+	const shift = 8 // the queue's bucket width in the 10 Gbit/s cells
+	const span = calBuckets << shift
+	switch r.IntN(6) {
+	case 0:
+		return 0
+	case 1:
+		return time.Duration(r.IntN(1 << shift))
+	case 2:
+		return time.Duration(r.IntN(8)<<shift + r.IntN(3) - 1)
+	case 3:
+		return time.Duration(span + r.IntN(5) - 2)
+	case 4:
+		return time.Duration(r.IntN(3 * span))
+	}
+	return time.Duration(r.IntN(4)) * time.Second
+}
+
+// The same as TestSimMatchesReferenceOrder with delays that exercise the
+// queue's buckets (fineDelay), driven by RunUntil in steps with events
+// scheduled from outside between them and Next called inside callbacks:
+// both make the queue look past the clock, and what is scheduled next is
+// due before what it looked at.
+func TestSimMatchesReferenceOrderFine(t *testing.T) {
+	seeds := uint64(20)
+	if testing.Short() {
+		seeds = 4
+	}
+	const steps = 200
+	for seed := range seeds {
+		simTrace := func() string {
+			s := NewSim(epoch)
+			r := rand.New(rand.NewPCG(seed, 11))
+			var b strings.Builder
+			var timers []Timer
+			var spawn func(id, depth int)
+			spawn = func(id, depth int) {
+				d := fineDelay(r)
+				f := func() {
+					fmt.Fprintf(&b, "%d@%d ", id, s.Elapsed())
+					if r.IntN(4) == 0 {
+						s.Next()
+					}
+					if depth < 6 {
+						for k := range r.IntN(3) {
+							spawn(id*10+k, depth+1)
+						}
+					}
+					if len(timers) > 0 && r.IntN(3) == 0 {
+						timers[r.IntN(len(timers))].Stop()
+					}
+				}
+				if r.IntN(2) == 0 {
+					s.Post(d, f)
+				} else {
+					timers = append(timers, s.AfterFunc(d, f))
+				}
+			}
+			for i := range steps {
+				for k := range r.IntN(4) {
+					spawn(1000*i+k, 0)
+				}
+				s.RunUntil(s.Now().Add(time.Duration(r.IntN(4 << 8))))
+				fmt.Fprintf(&b, "| ")
+			}
+			s.Run()
+			return b.String()
+		}
+		refTrace := func() string {
+			ref := &refSched{}
+			r := rand.New(rand.NewPCG(seed, 11))
+			var b strings.Builder
+			var timers []*bool
+			var fired []*bool
+			var spawn func(id, depth int)
+			spawn = func(id, depth int) {
+				d := fineDelay(r)
+				var done *bool
+				f := func() {
+					if done != nil {
+						*done = true
+					}
+					fmt.Fprintf(&b, "%d@%d ", id, ref.now)
+					r.IntN(4) // the Sim's Next: it changes nothing
+					if depth < 6 {
+						for k := range r.IntN(3) {
+							spawn(id*10+k, depth+1)
+						}
+					}
+					if len(timers) > 0 && r.IntN(3) == 0 {
+						k := r.IntN(len(timers))
+						if !*fired[k] {
+							*timers[k] = true
+						}
+					}
+				}
+				post := r.IntN(2) == 0
+				st := ref.add(d, f)
+				if !post {
+					done = new(bool)
+					timers, fired = append(timers, st), append(fired, done)
+				}
+			}
+			for i := range steps {
+				for k := range r.IntN(4) {
+					spawn(1000*i+k, 0)
+				}
+				ref.runUntil(ref.now + int64(r.IntN(4<<8)))
+				fmt.Fprintf(&b, "| ")
+			}
+			ref.run()
+			return b.String()
+		}
+		got, want := simTrace(), refTrace()
+		if got != want {
+			i := 0
+			for i < min(len(got), len(want)) && got[i] == want[i] {
+				i++
+			}
+			lo := max(0, i-150)
+			t.Fatalf("seed %d: the Sim's order differs from the reference at byte %d\nsim: %.300s\nref: %.300s", seed, i, got[lo:], want[lo:])
+		}
+		if n := strings.Count(got, "@"); n < 1000 {
+			t.Fatalf("seed %d: only %d events fired", seed, n)
+		}
+	}
+}
+
 // Post costs no allocation, and an event that schedules its follow-up
 // (the hole path) none either.
 func TestSimPostAllocations(t *testing.T) {

@@ -31,15 +31,12 @@ type Sim struct {
 	start time.Time
 	now   int64 // nanoseconds since start
 	seq   uint64
-	heap  eventHeap
-	// hole: heap[0] is the event firing now, not yet removed. The first
-	// event its callback schedules takes its place (one sift down instead
-	// of a pop's sift down plus a push's sift up; most callbacks schedule
-	// exactly one follow-up). Every read of the heap calls settle first,
-	// so a callback that panics leaves no trace of it.
-	hole    bool
+	// q holds the pending events in (time, seq) order. The event firing
+	// is out of it before its callback runs, so a callback that panics
+	// leaves no trace of it.
+	q       eventQueue
 	live    int // scheduled, not yet fired or stopped
-	stopped int // stopped events still sitting in the heap (lazy deletion)
+	stopped int // stopped events still sitting in the queue (lazy deletion)
 	fired   uint64
 	running bool
 
@@ -59,6 +56,7 @@ type Sim struct {
 // NewSim returns a virtual clock whose time is start, under DefaultLimits.
 func NewSim(start time.Time) *Sim {
 	s := &Sim{start: start}
+	s.q.shift = calInitShift
 	s.SetLimits(DefaultLimits())
 	return s
 }
@@ -134,30 +132,17 @@ func (s *Sim) schedule(at int64, f func()) *simTimer {
 	return t
 }
 
-// add gives e the next sequence number and queues it, into the hole the
-// firing event left if there is one.
+// add gives e the next sequence number and queues it.
 func (s *Sim) add(e entry) {
 	s.seq++
 	e.seq = s.seq
-	if s.hole {
-		// e is later in (time, seq) than the event that fired (its time
-		// is at least now, its seq the largest yet), so replacing the
-		// root and sifting down is a pop followed by a push.
-		s.hole = false
-		s.heap[0] = e
-		s.heap.down(0)
-	} else {
-		s.heap.push(e)
+	if e.at < s.q.floor() {
+		// Only after a look ahead (RunUntil stopping at its bound, Next)
+		// has moved the queue past now. Nothing queued is due before now.
+		s.q.lower(s.now)
 	}
+	s.q.push(e)
 	s.live++
-}
-
-// settle removes the fired event still at the root, if any.
-func (s *Sim) settle() {
-	if s.hole {
-		s.hole = false
-		s.heap.pop()
-	}
 }
 
 // Pending is the number of events scheduled and neither fired nor stopped.
@@ -168,11 +153,11 @@ func (s *Sim) Fired() uint64 { return s.fired }
 
 // Next reports the time of the next live event, if any.
 func (s *Sim) Next() (time.Time, bool) {
-	s.dropStoppedTop()
-	if len(s.heap) == 0 {
+	e := s.dropStoppedTop()
+	if e == nil {
 		return time.Time{}, false
 	}
-	return s.start.Add(time.Duration(s.heap[0].at)), true
+	return s.start.Add(time.Duration(e.at)), true
 }
 
 // Step runs the next live event and reports whether there was one. It
@@ -225,11 +210,11 @@ func (s *Sim) TryRunUntil(t time.Time) error {
 		bound = h
 	}
 	for {
-		s.dropStoppedTop()
-		if len(s.heap) == 0 || s.heap[0].at > bound {
+		e := s.dropStoppedTop()
+		if e == nil || e.at > bound {
 			break
 		}
-		if err := s.fire(); err != nil { // the loop's test dropped the stopped top
+		if err := s.fire(e); err != nil {
 			return s.progress(before, now, err)
 		}
 	}
@@ -258,33 +243,32 @@ func (s *Sim) leave() { s.running = false }
 // step runs the next live event, unless that would pass a limit; the
 // caller holds the running flag.
 func (s *Sim) step() (bool, error) {
-	s.dropStoppedTop()
-	if len(s.heap) == 0 {
+	e := s.dropStoppedTop()
+	if e == nil {
 		return false, nil
 	}
-	if err := s.fire(); err != nil {
+	if err := s.fire(e); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// fire runs the event at the root, which the caller has made a live one
+// fire runs e, the queue's front, which the caller has made a live one
 // (dropStoppedTop), unless that would pass a limit.
-func (s *Sim) fire() error {
-	at := s.heap[0].at
+func (s *Sim) fire(e *entry) error {
+	at := e.at
 	if at > s.okAt || s.busy >= s.okBusy || at == s.instant {
 		if err := s.check(at); err != nil {
 			return err
 		}
 	}
-	e := &s.heap[0]
 	f := e.f
 	if t := e.t; t != nil {
 		t.state = timerFired
 		f = t.f
 		t.f = nil // let the closure be collected even if the handle lives on
 	}
-	s.hole = true // the first event f schedules takes the root's place
+	s.q.pop() // e is gone from here on
 	if at != s.instant {
 		s.instant, s.atInstant = at, 0
 	}
@@ -294,7 +278,6 @@ func (s *Sim) fire() error {
 	s.live--
 	s.fired++
 	f()
-	s.settle()
 	if s.live == 0 {
 		s.busy = 0 // the model came to rest: whatever follows is a new busy period
 	}
@@ -340,31 +323,27 @@ func mustNot(err error) {
 	}
 }
 
-func (s *Sim) dropStoppedTop() {
-	s.settle()
-	for len(s.heap) > 0 && s.heap[0].stopped() {
-		s.heap.pop()
+// dropStoppedTop removes the stopped events at the front of the queue and
+// returns the first live one, nil if there is none.
+func (s *Sim) dropStoppedTop() *entry {
+	for {
+		e := s.q.front()
+		if e == nil || !e.stopped() {
+			return e
+		}
+		s.q.pop()
 		s.stopped--
 	}
 }
 
-// compact removes stopped events once they make up most of the heap, so a
-// model that arms and stops many timers (retransmission timers, mostly
-// stopped) does not grow the heap without bound.
+// compact removes stopped events once they make up most of the queue, so
+// a model that arms and stops many timers (retransmission timers, mostly
+// stopped) does not grow the queue without bound.
 func (s *Sim) compact() {
 	if s.stopped < 64 || s.stopped < s.live {
 		return
 	}
-	s.settle()
-	kept := s.heap[:0]
-	for _, e := range s.heap {
-		if !e.stopped() {
-			kept = append(kept, e)
-		}
-	}
-	clear(s.heap[len(kept):])
-	s.heap = kept
-	s.heap.init()
+	s.q.filter((*entry).stopped)
 	s.stopped = 0
 }
 
@@ -382,7 +361,7 @@ type simTimer struct {
 }
 
 // Stop cancels the event if it has not fired yet. The entry stays in the
-// heap and is skipped when popped (lazy deletion).
+// queue and is skipped when popped (lazy deletion).
 func (t *simTimer) Stop() bool {
 	if t.state != timerPending {
 		return false

@@ -1,7 +1,9 @@
 package clock
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -239,8 +241,8 @@ func TestSimCompactsStoppedTimers(t *testing.T) {
 	for range 100_000 {
 		s.AfterFunc(time.Minute, func() {}).Stop()
 	}
-	if len(s.heap) > 200 {
-		t.Fatalf("heap holds %d entries for 1 live timer", len(s.heap))
+	if s.q.len() > 200 {
+		t.Fatalf("queue holds %d entries for 1 live timer", s.q.len())
 	}
 	if s.Pending() != 1 {
 		t.Fatalf("Pending = %d, want 1", s.Pending())
@@ -251,29 +253,130 @@ func TestSimCompactsStoppedTimers(t *testing.T) {
 	}
 }
 
-// TestHeapMatchesSort pushes random keys and checks pops come out sorted,
-// with compaction (init) in the middle.
-func TestHeapMatchesSort(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	var h eventHeap
-	var want []entry
-	for i := range 5000 {
-		e := entry{at: int64(r.IntN(100)), seq: uint64(i)}
-		h.push(e)
-		want = append(want, e)
+// TestQueueMatchesSort pushes random keys (ties, times on both sides of
+// bucket and calendar boundaries, far-future ones) and checks pops come
+// out in (time, push) order, with lower (a push before the calendar's
+// first bucket, after a look ahead) and filter in the middle.
+func TestQueueMatchesSort(t *testing.T) {
+	for shift := range uint(16) {
+		t.Run(fmt.Sprint(shift), func(t *testing.T) { testQueueMatchesSort(t, shift) })
 	}
-	h.init() // must be a no-op on a valid heap
-	slices.SortFunc(want, func(a, b entry) int {
-		if a.less(&b) {
-			return -1
+}
+
+func testQueueMatchesSort(t *testing.T, shift uint) {
+	type key struct {
+		at  int64
+		seq uint64
+	}
+	r := rand.New(rand.NewPCG(1, uint64(shift)))
+	q := eventQueue{shift: shift}
+	var want []key
+	var seq uint64
+	var now int64 // no push is due before now, nothing queued is
+	lowered := 0
+	push := func(at int64) {
+		seq++
+		if at < q.floor() {
+			q.lower(now)
+			lowered++
 		}
-		return 1
-	})
-	for i, w := range want {
-		g := h.pop()
-		if g.at != w.at || g.seq != w.seq {
-			t.Fatalf("pop %d = (%d,%d), want (%d,%d)", i, g.at, g.seq, w.at, w.seq)
+		q.push(entry{at: at, seq: seq})
+		want = append(want, key{at, seq})
+	}
+	width := int64(1) << shift // the first epoch's; adapt changes it
+	span := calBuckets * width
+	after := func(d int64) int64 { // now+d for d >= 0, saturating as the Sim does
+		if now+d < now {
+			return math.MaxInt64
 		}
+		return now + d
+	}
+	randAt := func() int64 {
+		var d int64
+		switch r.IntN(7) {
+		case 1:
+			d = int64(r.IntN(1000))
+		case 2: // around a bucket's or the calendar's edge
+			d = int64(r.IntN(3)-1) + []int64{width, span, span - now%span, 2 * span}[r.IntN(4)]
+		case 3: // hours ahead
+			d = 1<<42 + int64(r.IntN(1<<20))
+		case 4:
+			d = int64(r.IntN(1 << 30))
+		case 5:
+			d = r.Int64N(4 * span)
+		case 6:
+			d = int64(r.IntN(8)) * width
+		}
+		return after(d)
+	}
+	sortWant := func() {
+		slices.SortFunc(want, func(a, b key) int {
+			if a.at != b.at {
+				return cmp.Compare(a.at, b.at)
+			}
+			return cmp.Compare(a.seq, b.seq)
+		})
+	}
+	popOne := func(round int) {
+		e := q.front()
+		if e == nil {
+			t.Fatalf("round %d: empty with %d to go", round, len(want))
+		}
+		if g := (key{e.at, e.seq}); g != want[0] {
+			t.Fatalf("round %d: front %v, want %v", round, g, want[0])
+		}
+		now = e.at
+		q.pop()
+		want = want[1:]
+	}
+	for round := range 300 {
+		for range r.IntN(100) {
+			push(randAt())
+		}
+		if round%5 == 4 && len(want) > 0 { // drop a random third, as compact does
+			drop := map[uint64]bool{}
+			for _, w := range want {
+				if r.IntN(3) == 0 {
+					drop[w.seq] = true
+				}
+			}
+			q.filter(func(e *entry) bool { return drop[e.seq] })
+			want = slices.DeleteFunc(want, func(k key) bool { return drop[k.seq] })
+		}
+		sortWant()
+		if q.len() != len(want) {
+			t.Fatalf("round %d: len %d, want %d", round, q.len(), len(want))
+		}
+		for range r.IntN(len(want) + 1) {
+			popOne(round)
+		}
+		if len(want) > 0 && r.IntN(2) == 0 {
+			// A look ahead (RunUntil stopping at a bound) moved the
+			// queue to the next entry; the clock stands somewhere
+			// before it and schedules from there.
+			q.front()
+			now = max(now, want[0].at-r.Int64N(4*width))
+			push(now)
+			for range r.IntN(5) {
+				push(after(r.Int64N(2 * span)))
+			}
+			sortWant()
+		}
+	}
+	for range 50 { // the saturated "never", ties and all, after everything else
+		push(max(now, math.MaxInt64-int64(r.IntN(3))))
+		push(after(r.Int64N(3 * span)))
+	}
+	sortWant()
+	for len(want) > 0 {
+		popOne(-1)
+	}
+	if q.front() != nil || q.len() != 0 {
+		t.Fatal("queue not empty after the last pop")
+	}
+	t.Logf("shift %d -> %d, lowered %d", shift, q.shift, lowered)
+	if lowered < 10 {
+		t.Fatalf("lower ran %d times; the test does not exercise it", lowered)
 	}
 }
 

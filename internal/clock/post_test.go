@@ -32,26 +32,108 @@ func (r *refSched) add(d time.Duration, f func()) *bool {
 	return st
 }
 
+// first is the index of the next event to fire, -1 if none is left.
+func (r *refSched) first() int {
+	best := -1
+	for i, e := range r.ev {
+		if *e.stopped {
+			continue
+		}
+		if best < 0 || e.at < r.ev[best].at || (e.at == r.ev[best].at && e.seq < r.ev[best].seq) {
+			best = i
+		}
+	}
+	return best
+}
+
+// fire removes event i and runs it at its time.
+func (r *refSched) fire(i int) {
+	e := r.ev[i]
+	r.ev = slices.Delete(r.ev, i, i+1)
+	r.now = e.at
+	e.f()
+}
+
 func (r *refSched) run() {
-	for {
-		best := -1
-		for i, e := range r.ev {
-			if *e.stopped {
-				continue
-			}
-			if best < 0 || e.at < r.ev[best].at || (e.at == r.ev[best].at && e.seq < r.ev[best].seq) {
-				best = i
-			}
-		}
-		if best < 0 {
-			return
-		}
-		e := r.ev[best]
-		r.ev = slices.Delete(r.ev, best, best+1)
-		r.now = e.at
-		e.f()
+	for i := r.first(); i >= 0; i = r.first() {
+		r.fire(i)
 	}
 }
+
+// orderModel is the random model of the order tests: events that
+// schedule events (Post or AfterFunc, one in two), stop a random earlier
+// timer (pending, fired or already stopped; one callback in three), and
+// with next call Next (one in four). Its spawn draws from r the same way
+// whatever runs it, so the Sim and the reference see the same model.
+type orderModel struct {
+	delay func(*rand.Rand) time.Duration
+	depth int  // nesting limit
+	next  bool // callbacks call Next
+}
+
+// orderSched is what the model needs from the Sim or the reference.
+type orderSched interface {
+	// schedule runs f after d; for an AfterFunc (not post) it returns a
+	// stop that does what Timer.Stop does.
+	schedule(d time.Duration, post bool, f func()) (stop func())
+	elapsed() int64
+	next()
+}
+
+// spawner returns spawn(id, depth), which schedules event id and writes
+// "id@time " to b when it fires.
+func (m orderModel) spawner(r *rand.Rand, s orderSched, b *strings.Builder) func(id, depth int) {
+	var stops []func()
+	var spawn func(id, depth int)
+	spawn = func(id, depth int) {
+		d := m.delay(r)
+		f := func() {
+			fmt.Fprintf(b, "%d@%d ", id, s.elapsed())
+			if m.next && r.IntN(4) == 0 {
+				s.next()
+			}
+			if depth < m.depth {
+				for k := range r.IntN(3) {
+					spawn(id*10+k, depth+1)
+				}
+			}
+			if len(stops) > 0 && r.IntN(3) == 0 {
+				stops[r.IntN(len(stops))]()
+			}
+		}
+		post := r.IntN(2) == 0
+		if stop := s.schedule(d, post, f); !post {
+			stops = append(stops, stop)
+		}
+	}
+	return spawn
+}
+
+type simOrder struct{ s *Sim }
+
+func (o simOrder) schedule(d time.Duration, post bool, f func()) func() {
+	if post {
+		o.s.Post(d, f)
+		return nil
+	}
+	t := o.s.AfterFunc(d, f)
+	return func() { t.Stop() }
+}
+func (o simOrder) elapsed() int64 { return int64(o.s.Elapsed()) }
+func (o simOrder) next()          { o.s.Next() }
+
+// The reference's stop, like Timer.Stop, does nothing once f has run.
+func (r *refSched) schedule(d time.Duration, post bool, f func()) func() {
+	fired := new(bool)
+	st := r.add(d, func() { *fired = true; f() })
+	return func() {
+		if !*fired {
+			*st = true
+		}
+	}
+}
+func (r *refSched) elapsed() int64 { return r.now }
+func (r *refSched) next()          {} // the Sim's Next changes nothing
 
 // A random model mixing Post, AfterFunc, Stop (of pending, fired and
 // already stopped timers) and nested scheduling with many ties fires the
@@ -61,82 +143,23 @@ func TestSimMatchesReferenceOrder(t *testing.T) {
 	if testing.Short() {
 		seeds = 4 // the race phase: 20 seeds take 7 s under -race
 	}
+	m := orderModel{delay: func(r *rand.Rand) time.Duration { return time.Duration(r.IntN(4)) * time.Millisecond }, depth: 4} // coarse: many ties
 	for seed := range seeds {
-		simTrace := func() string {
-			s := NewSim(epoch)
-			r := rand.New(rand.NewPCG(seed, 9))
+		trace := func(s orderSched, run func()) string {
 			var b strings.Builder
-			var timers []Timer
-			var spawn func(id, depth int)
-			spawn = func(id, depth int) {
-				d := time.Duration(r.IntN(4)) * time.Millisecond // coarse: many ties
-				f := func() {
-					fmt.Fprintf(&b, "%d@%d ", id, s.Elapsed())
-					if depth < 4 {
-						for k := range r.IntN(3) {
-							spawn(id*10+k, depth+1)
-						}
-					}
-					if len(timers) > 0 && r.IntN(3) == 0 {
-						timers[r.IntN(len(timers))].Stop()
-					}
-				}
-				if r.IntN(2) == 0 {
-					s.Post(d, f)
-				} else {
-					timers = append(timers, s.AfterFunc(d, f))
-				}
-			}
+			spawn := m.spawner(rand.New(rand.NewPCG(seed, 9)), s, &b)
 			for i := range 300 {
 				spawn(i, 0)
 			}
-			s.Run()
-			if s.Pending() != 0 {
-				t.Fatalf("seed %d: %d pending after Run", seed, s.Pending())
-			}
+			run()
 			return b.String()
 		}
-		refTrace := func() string {
-			ref := &refSched{}
-			r := rand.New(rand.NewPCG(seed, 9))
-			var b strings.Builder
-			var timers []*bool
-			var fired []*bool
-			var spawn func(id, depth int)
-			spawn = func(id, depth int) {
-				d := time.Duration(r.IntN(4)) * time.Millisecond
-				var done *bool
-				f := func() {
-					if done != nil {
-						*done = true
-					}
-					fmt.Fprintf(&b, "%d@%d ", id, ref.now)
-					if depth < 4 {
-						for k := range r.IntN(3) {
-							spawn(id*10+k, depth+1)
-						}
-					}
-					if len(timers) > 0 && r.IntN(3) == 0 {
-						k := r.IntN(len(timers))
-						if !*fired[k] {
-							*timers[k] = true
-						}
-					}
-				}
-				post := r.IntN(2) == 0
-				st := ref.add(d, f)
-				if !post {
-					done = new(bool)
-					timers, fired = append(timers, st), append(fired, done)
-				}
-			}
-			for i := range 300 {
-				spawn(i, 0)
-			}
-			ref.run()
-			return b.String()
+		sim := NewSim(epoch)
+		ref := &refSched{}
+		got, want := trace(simOrder{sim}, sim.Run), trace(ref, ref.run)
+		if sim.Pending() != 0 {
+			t.Fatalf("seed %d: %d pending after Run", seed, sim.Pending())
 		}
-		got, want := simTrace(), refTrace()
 		if got != want {
 			t.Fatalf("seed %d: the Sim's order differs from the reference\nsim: %.300s\nref: %.300s", seed, got, want)
 		}
@@ -149,23 +172,8 @@ func TestSimMatchesReferenceOrder(t *testing.T) {
 // runUntil fires every event due at or before bound, then moves the clock
 // to bound if that is later.
 func (r *refSched) runUntil(bound int64) {
-	for {
-		best := -1
-		for i, e := range r.ev {
-			if *e.stopped {
-				continue
-			}
-			if best < 0 || e.at < r.ev[best].at || (e.at == r.ev[best].at && e.seq < r.ev[best].seq) {
-				best = i
-			}
-		}
-		if best < 0 || r.ev[best].at > bound {
-			break
-		}
-		e := r.ev[best]
-		r.ev = slices.Delete(r.ev, best, best+1)
-		r.now = e.at
-		e.f()
+	for i := r.first(); i >= 0 && r.ev[i].at <= bound; i = r.first() {
+		r.fire(i)
 	}
 	r.now = max(r.now, bound)
 }
@@ -202,91 +210,28 @@ func TestSimMatchesReferenceOrderFine(t *testing.T) {
 		seeds = 4
 	}
 	const steps = 200
+	m := orderModel{delay: fineDelay, depth: 6, next: true}
 	for seed := range seeds {
-		simTrace := func() string {
-			s := NewSim(epoch)
-			r := rand.New(rand.NewPCG(seed, 11))
+		// Between steps the model spawns up to three events from
+		// outside and runs to a random bound past the clock.
+		trace := func(s orderSched, runUntil func(d time.Duration), run func()) string {
 			var b strings.Builder
-			var timers []Timer
-			var spawn func(id, depth int)
-			spawn = func(id, depth int) {
-				d := fineDelay(r)
-				f := func() {
-					fmt.Fprintf(&b, "%d@%d ", id, s.Elapsed())
-					if r.IntN(4) == 0 {
-						s.Next()
-					}
-					if depth < 6 {
-						for k := range r.IntN(3) {
-							spawn(id*10+k, depth+1)
-						}
-					}
-					if len(timers) > 0 && r.IntN(3) == 0 {
-						timers[r.IntN(len(timers))].Stop()
-					}
-				}
-				if r.IntN(2) == 0 {
-					s.Post(d, f)
-				} else {
-					timers = append(timers, s.AfterFunc(d, f))
-				}
-			}
+			r := rand.New(rand.NewPCG(seed, 11))
+			spawn := m.spawner(r, s, &b)
 			for i := range steps {
 				for k := range r.IntN(4) {
 					spawn(1000*i+k, 0)
 				}
-				s.RunUntil(s.Now().Add(time.Duration(r.IntN(4 << 8))))
+				runUntil(time.Duration(r.IntN(4 << 8)))
 				fmt.Fprintf(&b, "| ")
 			}
-			s.Run()
+			run()
 			return b.String()
 		}
-		refTrace := func() string {
-			ref := &refSched{}
-			r := rand.New(rand.NewPCG(seed, 11))
-			var b strings.Builder
-			var timers []*bool
-			var fired []*bool
-			var spawn func(id, depth int)
-			spawn = func(id, depth int) {
-				d := fineDelay(r)
-				var done *bool
-				f := func() {
-					if done != nil {
-						*done = true
-					}
-					fmt.Fprintf(&b, "%d@%d ", id, ref.now)
-					r.IntN(4) // the Sim's Next: it changes nothing
-					if depth < 6 {
-						for k := range r.IntN(3) {
-							spawn(id*10+k, depth+1)
-						}
-					}
-					if len(timers) > 0 && r.IntN(3) == 0 {
-						k := r.IntN(len(timers))
-						if !*fired[k] {
-							*timers[k] = true
-						}
-					}
-				}
-				post := r.IntN(2) == 0
-				st := ref.add(d, f)
-				if !post {
-					done = new(bool)
-					timers, fired = append(timers, st), append(fired, done)
-				}
-			}
-			for i := range steps {
-				for k := range r.IntN(4) {
-					spawn(1000*i+k, 0)
-				}
-				ref.runUntil(ref.now + int64(r.IntN(4<<8)))
-				fmt.Fprintf(&b, "| ")
-			}
-			ref.run()
-			return b.String()
-		}
-		got, want := simTrace(), refTrace()
+		sim := NewSim(epoch)
+		ref := &refSched{}
+		got := trace(simOrder{sim}, func(d time.Duration) { sim.RunUntil(sim.Now().Add(d)) }, sim.Run)
+		want := trace(ref, func(d time.Duration) { ref.runUntil(ref.now + int64(d)) }, ref.run)
 		if got != want {
 			i := 0
 			for i < min(len(got), len(want)) && got[i] == want[i] {
@@ -301,8 +246,6 @@ func TestSimMatchesReferenceOrderFine(t *testing.T) {
 	}
 }
 
-// Post costs no allocation, and an event that schedules its follow-up
-// (the hole path) none either.
 func TestSimPostAllocations(t *testing.T) {
 	s := NewSim(epoch)
 	n := 0

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -67,6 +69,7 @@ take the outputs); 1 means the run itself failed.`,
 	cmd.Flags().Duration("series-interval", 0, "record time series (per link, queue and flow) at this interval into *_series_*.csv and series_*.png (default: the spec's series.interval; negative: none)")
 	cmd.Flags().String("topology", "", "network of experiments that name none: a built-in topology, chain:K or a YAML path (default: the spec's, else paper000)")
 	cmd.Flags().String("shard", "", "run only shard i/n of the grid (i from 0, e.g. a Kubernetes JOB_COMPLETION_INDEX) and write shard.json for experiment merge")
+	cmd.Flags().Int("gc-percent", highbdp.GCPercent, "Go's garbage-collector target (GOGC) for the run: fewer collections of the simulators' long-lived packets for more memory (up to about (1 + N/100) times the live heap); an explicit GOGC in the environment wins; 0 keeps Go's default")
 	return cmd
 }
 
@@ -79,6 +82,9 @@ func runExperiment(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if err := mustNotBeEmpty(v, "out"); err != nil {
+		return err
+	}
+	if err := setGCPercent(v.GetInt("gc-percent")); err != nil {
 		return err
 	}
 	if tcpexp.IsSpec(args[0]) {
@@ -248,4 +254,19 @@ func printRunSummary(w io.Writer, res *experiments.Result, out string, files []s
 	}
 	fmt.Fprintf(w, "\nwrote %d files to %s:\n  %s (summary), %s (report), CSVs and PNG figures\n",
 		len(files), abs, experiments.SummaryFile, experiments.ReportFile)
+}
+
+// setGCPercent applies --gc-percent unless GOGC is set in the
+// environment (the runtime has read it already) or n is 0. Turning the
+// collector off is not offered: a long run's memory would grow without
+// bound.
+func setGCPercent(n int) error {
+	if n < 0 {
+		return usageErrorf("--gc-percent %d: want a percentage above 0, or 0 for Go's default", n)
+	}
+	if _, set := os.LookupEnv("GOGC"); set || n == 0 {
+		return nil
+	}
+	debug.SetGCPercent(n)
+	return nil
 }

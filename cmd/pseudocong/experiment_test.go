@@ -55,6 +55,7 @@ experiments:
 		{"unknown backend", []string{"run", "smoke", "--backend", "hardware", "--out", dir}, "backend"},
 		{"unknown profile", []string{"run", "smoke", "--profile", "pica9", "--out", dir}, "unknown profile"},
 		{"negative workers", []string{"run", "smoke", "--workers", "-1", "--out", dir}, "--workers"},
+		{"negative gc percent", []string{"run", "smoke", "--gc-percent", "-1", "--out", dir}, "--gc-percent"},
 		{"empty out", []string{"run", "smoke", "--out", ""}, "--out"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

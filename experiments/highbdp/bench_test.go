@@ -2,9 +2,21 @@ package highbdp
 
 import (
 	"flag"
+	"os"
+	"runtime/debug"
 	"testing"
 	"time"
 )
+
+// TestMain runs this package's tests and benchmarks with the collector
+// target `pseudocong experiment run` uses (GCPercent), so the benchmarks
+// measure what a run costs; an explicit GOGC wins, as there.
+func TestMain(m *testing.M) {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(GCPercent)
+	}
+	os.Exit(m.Run())
+}
 
 // aimd10GFor is BenchmarkAIMD10G's simulated time: later in the hour the
 // windows are larger (more packets in flight, a bigger working set), so a

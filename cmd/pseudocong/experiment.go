@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -256,17 +254,13 @@ func printRunSummary(w io.Writer, res *experiments.Result, out string, files []s
 		len(files), abs, experiments.SummaryFile, experiments.ReportFile)
 }
 
-// setGCPercent applies --gc-percent unless GOGC is set in the
-// environment (the runtime has read it already) or n is 0. Turning the
-// collector off is not offered: a long run's memory would grow without
-// bound.
+// setGCPercent applies --gc-percent (highbdp.UseGCPercent: an explicit
+// GOGC wins, 0 keeps Go's default). Turning the collector off is not
+// offered: a long run's memory would grow without bound.
 func setGCPercent(n int) error {
 	if n < 0 {
 		return usageErrorf("--gc-percent %d: want a percentage above 0, or 0 for Go's default", n)
 	}
-	if _, set := os.LookupEnv("GOGC"); set || n == 0 {
-		return nil
-	}
-	debug.SetGCPercent(n)
+	highbdp.UseGCPercent(n)
 	return nil
 }

@@ -3,7 +3,6 @@ package highbdp
 import (
 	"flag"
 	"os"
-	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -12,9 +11,7 @@ import (
 // target `pseudocong experiment run` uses (GCPercent), so the benchmarks
 // measure what a run costs; an explicit GOGC wins, as there.
 func TestMain(m *testing.M) {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(GCPercent)
-	}
+	UseGCPercent(GCPercent)
 	os.Exit(m.Run())
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -288,6 +289,16 @@ const ShardFile = "highbdp-shard.json"
 // the collector off) and its late window 7 % fewer, for up to about five
 // times the live heap in memory (docs/high-bdp.md, "Speed").
 const GCPercent = 400
+
+// UseGCPercent sets the collector's target to n percent, unless n is 0
+// or GOGC is set in the environment (the runtime has read it, and the
+// user's explicit choice wins).
+func UseGCPercent(n int) {
+	if _, set := os.LookupEnv("GOGC"); set || n == 0 {
+		return
+	}
+	debug.SetGCPercent(n)
+}
 
 // ShardDoc is one shard's results.
 type ShardDoc struct {

@@ -35,12 +35,20 @@ func (d *DropTail) Enqueue(p *Packet, _ time.Time) Verdict {
 }
 
 func (d *DropTail) Dequeue(time.Time) (*Packet, bool) {
-	p := d.q.pop()
+	p, _, ok := d.dequeueLen()
+	return p, ok
+}
+
+// dequeueLen is Dequeue with the packet's length, for the link's DropTail
+// path: neither reads the descriptor (see fifo).
+func (d *DropTail) dequeueLen() (*Packet, int, bool) {
+	p, n := d.q.popLen()
 	if p == nil {
-		return nil, false
+		return nil, 0, false
 	}
-	d.stats.dequeued(p)
-	return p, true
+	d.stats.Dequeued++
+	d.stats.DequeuedBytes += uint64(n)
+	return p, n, true
 }
 
 func (d *DropTail) NextReady(now time.Time) (time.Time, bool) { return now, d.q.n > 0 }

@@ -182,7 +182,7 @@ func (l *Link) Send(p *Packet) Verdict {
 			// same order, the queue empty after as before).
 			d.stats.enqueued(p)
 			d.stats.dequeued(p)
-			l.start(p, now)
+			l.start(p, p.Len, now)
 			return Queued
 		}
 		v = d.Enqueue(p, t)
@@ -226,33 +226,36 @@ func (l *Link) free() {
 // when a shaper will let one go.
 func (l *Link) pull(t time.Time, now int64) {
 	var p *Packet
+	var n int
 	var ok bool
 	if l.dt != nil {
-		p, ok = l.dt.Dequeue(t)
-	} else {
-		p, ok = l.cfg.Qdisc.Dequeue(t)
+		p, n, ok = l.dt.dequeueLen()
+	} else if p, ok = l.cfg.Qdisc.Dequeue(t); ok {
+		n = p.Len
 	}
 	if !ok {
 		l.armWake(t, now)
 		return
 	}
-	l.start(p, now)
+	l.start(p, n, now)
 }
 
-// start puts p, just taken from the qdisc, on the wire now.
-func (l *Link) start(p *Packet, now int64) {
+// start puts p, just taken from the qdisc, on the wire now. n is p.Len,
+// passed in so that a packet from a DropTail queue is not read here (see
+// fifo).
+func (l *Link) start(p *Packet, n int, now int64) {
 	if l.wake != nil {
 		l.wake.Stop()
 		l.wake = nil
 	}
 	var busy int64
-	busy, l.rem = l.ser.serialise(p.Len, l.rem, l.cfg.Rate)
+	busy, l.rem = l.ser.serialise(n, l.rem, l.cfg.Rate)
 	l.freeAt = now + busy
 	l.stats.Sent++
-	l.stats.SentBytes += uint64(p.Len)
+	l.stats.SentBytes += uint64(n)
 	if l.cfg.Loss != nil && l.cfg.Loss.Lose(p) {
 		l.stats.Lost++
-		l.stats.LostBytes += uint64(p.Len)
+		l.stats.LostBytes += uint64(n)
 		l.drop(p, DropLost)
 	} else {
 		l.pipe.Push(inFlight{p: p, at: l.freeAt + int64(l.cfg.Delay)})

@@ -63,11 +63,7 @@ type network struct {
 	pool netsim.Pool[pkt]
 }
 
-func newPkt() *pkt {
-	p := &pkt{}
-	p.p.Meta = p
-	return p
-}
+func initPkt(p *pkt) { p.p.Meta = p }
 
 func (n *network) get() *pkt  { return n.pool.Get() }
 func (n *network) put(p *pkt) { n.pool.Put(p) }
@@ -113,7 +109,7 @@ func run(cfg RunConfig, probe func(client, server *Conn)) (*Result, error) {
 	lim := clock.DefaultLimits()
 	lim.MaxEvents = 0 // a bulk run never comes to rest
 	sim.SetLimits(lim)
-	n := &network{pool: netsim.Pool[pkt]{New: newPkt}}
+	n := &network{pool: netsim.Pool[pkt]{Init: initPkt}}
 	tc := tcp.DefaultConfig()
 	tc.MSS = cfg.Segment + 12 // timestamps ride on every segment
 	tc.SndBuf, tc.RcvBuf = 16<<20, 16<<20

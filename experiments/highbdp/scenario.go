@@ -140,11 +140,7 @@ type pkt struct {
 	seg  tcp.Segment
 }
 
-func newPkt() *pkt {
-	p := &pkt{}
-	p.p.Meta = p
-	return p
-}
+func initPkt(p *pkt) { p.p.Meta = p }
 
 type network struct {
 	pool       netsim.Pool[pkt]
@@ -245,7 +241,7 @@ func (s Scenario) Run() (*Outcome, error) {
 	lim := clock.DefaultLimits()
 	lim.MaxEvents = 0 // a bulk run never comes to rest
 	sim.SetLimits(lim)
-	n := &network{pool: netsim.Pool[pkt]{New: newPkt}}
+	n := &network{pool: netsim.Pool[pkt]{Init: initPkt}}
 	// Room for the options: timestamps (12) and SACK blocks on ACKs
 	// (at most 4 blocks, 36 B with the kind/length and padding).
 	mtu := mss + 40 + 12 + 36

@@ -185,11 +185,7 @@ type pkt struct {
 	flow int
 }
 
-func newPkt() *pkt {
-	p := &pkt{}
-	p.p.Meta = p
-	return p
-}
+func initPkt(p *pkt) { p.p.Meta = p }
 
 type net struct {
 	sim        *clock.Sim
@@ -218,7 +214,7 @@ func Run(cfg Config) (*Result, error) {
 	lim := clock.DefaultLimits()
 	lim.MaxEvents = 0
 	sim.SetLimits(lim)
-	n := &net{sim: sim, pool: netsim.Pool[pkt]{New: newPkt}}
+	n := &net{sim: sim, pool: netsim.Pool[pkt]{Init: initPkt}}
 	access := cfg.RTT / 8
 	bneck := cfg.RTT/2 - 2*access
 	mtu := cfg.wireMTU()

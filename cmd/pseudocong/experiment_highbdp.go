@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +15,7 @@ import (
 
 // runHighBDP runs the high-bdp spec (paper 002, experiments/highbdp),
 // which is not a switch experiment and has its own grid: "experiment run"
-// routes it here. --out, --shard, --seed and --quiet apply; the switch
+// routes it here. --out, --shard, --seed, --workers and --quiet apply; the switch
 // flags (--profile, --backend, --topology, ...) do not.
 func runHighBDP(cmd *cobra.Command, v *viper.Viper, name string) error {
 	spec, err := highbdp.LoadSpec(name)
@@ -32,6 +33,13 @@ func runHighBDP(cmd *cobra.Command, v *viper.Viper, name string) error {
 		}
 		shard, count = sh.Index, sh.Count
 	}
+	workers := v.GetInt("workers")
+	switch {
+	case workers < 0:
+		return usageErrorf("--workers %d must not be negative", workers)
+	case workers == 0:
+		workers = runtime.GOMAXPROCS(0)
+	}
 	out := v.GetString("out")
 	if err := experiments.CheckOutputDir(out); err != nil {
 		return usageErrorf("--out: %w", err)
@@ -39,14 +47,14 @@ func runHighBDP(cmd *cobra.Command, v *viper.Viper, name string) error {
 	stderr := cmd.ErrOrStderr()
 	var progress highbdp.Progress
 	if !v.GetBool("quiet") {
-		fmt.Fprintf(stderr, "running spec %s: %d cells, shard %d/%d\n", spec.Name, len(spec.Cells()), shard, count)
+		fmt.Fprintf(stderr, "running spec %s: %d cells, shard %d/%d, %d at a time\n", spec.Name, len(spec.Cells()), shard, count, workers)
 		start := time.Now()
 		progress = func(label string, done, total int, sim, of time.Duration, ev uint64) {
 			el := time.Since(start).Seconds()
 			fmt.Fprintf(stderr, "[%d/%d] %s: %.0f/%.0f s simulated, %d events, %.0f s wall\n", done, total, label, sim.Seconds(), of.Seconds(), ev, el)
 		}
 	}
-	doc, err := highbdp.RunShard(cmd.Context(), spec, name, shard, count, progress)
+	doc, err := highbdp.RunShard(cmd.Context(), spec, name, highbdp.RunOptions{Shard: shard, Count: count, Workers: workers, Progress: progress})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package highbdp
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -12,8 +13,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/pseudocong/pseudocong/internal/workpool"
 	"github.com/pseudocong/pseudocong/internal/yamldoc"
 )
 
@@ -310,47 +313,94 @@ type ShardDoc struct {
 }
 
 // Progress reports a cell's simulated time as it runs and each finished
-// cell.
+// cell: done is how many cells of the shard have finished. With Workers >
+// 1 several cells report; the calls do not overlap.
 type Progress func(label string, done, total int, simulated, of time.Duration, events uint64)
 
-// RunShard runs the cells with index i mod n == shard (n = 1: all).
-// A cancelled ctx stops the running cell and returns its error.
-func RunShard(ctx context.Context, s *Spec, name string, shard, n int, progress Progress) (*ShardDoc, error) {
-	if n < 1 || shard < 0 || shard >= n {
+// RunOptions say which cells RunShard runs and how.
+type RunOptions struct {
+	// Shard and Count: the cells whose index i has i mod Count == Shard
+	// (Count 0 or 1: all).
+	Shard, Count int
+	// Workers is how many cells run at once (0 or 1: one at a time).
+	// The results do not depend on it: each cell is a function of its
+	// scenario. With more than one, each cell runs locked to an OS
+	// thread and reports that thread's CPU time (Scenario.ThreadCPU),
+	// and the most expensive cells start first (expectedWork), so that the run
+	// ends with the longest cell rather than a long cell started last.
+	Workers  int
+	Progress Progress
+}
+
+// RunShard runs the cells of o's shard. A cancelled ctx stops the running
+// cells, starts no more and returns the error.
+func RunShard(ctx context.Context, s *Spec, name string, o RunOptions) (*ShardDoc, error) {
+	shard, n := o.Shard, max(o.Count, 1)
+	if shard < 0 || shard >= n {
 		return nil, fmt.Errorf("high-bdp: shard %d/%d: want 0 <= i < n", shard, n)
 	}
 	cells := s.Cells()
 	doc := &ShardDoc{Spec: name, Shard: shard, Count: n, Grid: len(cells)}
 	var mine []int
-	for i := range cells {
-		if i%n == shard {
-			mine = append(mine, i)
+	scs := map[int]Scenario{}
+	for i, c := range cells {
+		if i%n != shard {
+			continue
 		}
-	}
-	for k, i := range mine {
-		c := cells[i]
 		sc, err := s.Scenario(c)
 		if err != nil {
 			return nil, err
 		}
-		sc.Ctx = ctx
-		if progress != nil {
+		sc.Ctx, sc.ThreadCPU = ctx, o.Workers > 1
+		mine, scs[i] = append(mine, i), sc
+	}
+	// Start order: the grid's, or with several workers the costliest
+	// first (a stable sort: equal costs keep the grid's order).
+	order := slices.Clone(mine)
+	if o.Workers > 1 {
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(expectedWork(scs[b]), expectedWork(scs[a])) })
+	}
+	var mu sync.Mutex // serialises the progress calls and counts the finished cells
+	done := 0
+	report := func(label string, sim, of time.Duration, ev uint64, finished bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished {
+			done++
+		}
+		o.Progress(label, done, len(mine), sim, of, ev)
+	}
+	results, err := workpool.Map(ctx, len(order), workpool.Options{Workers: max(o.Workers, 1)}, func(k int) (CellResult, error) {
+		i := order[k]
+		c, sc := cells[i], scs[i]
+		if o.Progress != nil {
 			label := c.Label()
 			sc.ProgressEvery = max(sc.Duration/20, time.Millisecond)
-			sc.Progress = func(sim time.Duration, ev uint64) { progress(label, k, len(mine), sim, sc.Duration, ev) }
+			sc.Progress = func(sim time.Duration, ev uint64) { report(label, sim, sc.Duration, ev, false) }
 		}
-		o, err := sc.Run()
+		out, err := sc.Run()
 		if err != nil {
-			return nil, fmt.Errorf("high-bdp: cell %s: %w", c.Label(), err)
+			return CellResult{}, fmt.Errorf("high-bdp: cell %s: %w", c.Label(), err)
 		}
-		doc.Results = append(doc.Results, CellResult{Cell: c, Index: i, Buffer: sc.BufferPkts,
-			RTTms: float64(sc.RTT()) / 1e6, BDPPkts: sc.BDPPkts(), Outcome: o})
-		if progress != nil {
-			progress(c.Label(), k+1, len(mine), sc.Duration, sc.Duration, o.Events)
+		if o.Progress != nil {
+			report(c.Label(), sc.Duration, sc.Duration, out.Events, true)
 		}
+		return CellResult{Cell: c, Index: i, Buffer: sc.BufferPkts,
+			RTTms: float64(sc.RTT()) / 1e6, BDPPkts: sc.BDPPkts(), Outcome: out}, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("high-bdp: stopped before every cell finished: %w", err)
+	} else if err != nil {
+		return nil, err
 	}
+	doc.Results = results
+	slices.SortFunc(doc.Results, func(a, b CellResult) int { return cmp.Compare(a.Index, b.Index) })
 	return doc, nil
 }
+
+// expectedWork is a cell's cost, for the start order: its packets are
+// about the bottleneck's rate times the simulated time.
+func expectedWork(sc Scenario) float64 { return float64(sc.Bottleneck) * sc.Duration.Seconds() }
 
 // WriteShard writes doc into dir.
 func WriteShard(dir string, doc *ShardDoc) error {

@@ -72,7 +72,7 @@ func TestSpecErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := RunShard(ctx, mustSpec(t, SpecNameCI), "x", 0, 1, nil); err == nil || !strings.Contains(err.Error(), "stopped") {
+	if _, err := RunShard(ctx, mustSpec(t, SpecNameCI), "x", RunOptions{}); err == nil || !strings.Contains(err.Error(), "stopped") {
 		t.Errorf("cancelled run: %v", err)
 	}
 }
@@ -192,13 +192,13 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	s := mustSpec(t, SpecNameCI)
 	s.Scale, s.GrowthDuration = 2000, 0
 	s.Bottlenecks, s.Algorithms, s.BufferSweep = []string{"100M", "10G"}, []string{NS2Reno, "cubic"}, []float64{1}
-	whole, err := RunShard(context.Background(), s, "x", 0, 1, nil)
+	whole, err := RunShard(context.Background(), s, "x", RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var dirs []string
 	for i := range 3 {
-		doc, err := RunShard(context.Background(), s, "x", i, 3, nil)
+		doc, err := RunShard(context.Background(), s, "x", RunOptions{Shard: i, Count: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,6 +231,26 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	}
 	if a, b := strip(Summary(s, whole.Results)), strip(Summary(s, rs)); !reflect.DeepEqual(a, b) {
 		t.Errorf("merged summary differs from the whole run's:\n%v\n%v", a, b)
+	}
+	// Cells in parallel, the costliest first: the same cells, in grid
+	// order, with the same outcomes apart from the timings.
+	par, err := RunShard(context.Background(), s, "x", RunOptions{Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(par.Results) != len(whole.Results) {
+		t.Fatalf("%d cells with 3 workers, %d with one", len(par.Results), len(whole.Results))
+	}
+	for i, r := range par.Results {
+		w := whole.Results[i]
+		if r.Outcome.CPUS <= 0 {
+			t.Errorf("cell %s: thread CPU time %v", r.Cell.Label(), r.Outcome.CPUS)
+		}
+		a, b := *r.Outcome, *w.Outcome
+		a.CPUS, a.WallS, b.CPUS, b.WallS = 0, 0, 0, 0
+		if r.Index != w.Index || r.Cell != w.Cell || !reflect.DeepEqual(a, b) {
+			t.Errorf("result %d: cell %s (index %d) with 3 workers, %s (index %d) with one, or their outcomes differ", i, r.Cell.Label(), r.Index, w.Cell.Label(), w.Index)
+		}
 	}
 	files, err := WriteOutputs(t.TempDir(), s, rs)
 	if err != nil || len(files) < 5 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/pseudocong/pseudocong/internal/clock"
@@ -73,6 +74,10 @@ type Scenario struct {
 	// the simulation advances in slices of at most a second of virtual
 	// time and checks it between them.
 	Ctx context.Context
+	// ThreadCPU locks the run to its OS thread and reports that thread's
+	// CPU time in Outcome.CPUS, not the process's: for runs in parallel
+	// (RunShard with Workers > 1).
+	ThreadCPU bool
 }
 
 // RTT is the scenario's base round-trip time.
@@ -115,7 +120,7 @@ type Outcome struct {
 	WebObjects   int       `json:"web_objects"`
 	Events       uint64    `json:"events"`
 	WallS        float64   `json:"wall_s"`
-	CPUS         float64   `json:"cpu_s"` // process CPU time over the run
+	CPUS         float64   `json:"cpu_s"` // process (or, with ThreadCPU, the run's thread's) CPU time over the run
 	Trace        []Point   `json:"trace,omitempty"`
 	Fine         []Point   `json:"fine,omitempty"`
 	Util         []float64 `json:"util_series,omitempty"` // per UtilEvery
@@ -236,7 +241,13 @@ func (s Scenario) Run() (*Outcome, error) {
 	}
 	s.setDefaults()
 	mss := s.mss()
-	wall, cpu0 := time.Now(), cpuTime()
+	cpu := cpuTime
+	if s.ThreadCPU {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpu = threadCPUTime
+	}
+	wall, cpu0 := time.Now(), cpu()
 	sim := clock.NewSim(epoch)
 	lim := clock.DefaultLimits()
 	lim.MaxEvents = 0 // a bulk run never comes to rest
@@ -412,7 +423,7 @@ func (s Scenario) Run() (*Outcome, error) {
 	}
 	out.Events = sim.Fired()
 	out.WallS = time.Since(wall).Seconds()
-	out.CPUS = (cpuTime() - cpu0).Seconds()
+	out.CPUS = (cpu() - cpu0).Seconds()
 	return out, nil
 }
 

@@ -44,8 +44,16 @@ type LinkConfig struct {
 	// Loss, if set, decides which serialised packets the wire loses.
 	Loss LossModel
 	// Deliver receives every packet at the far end, Delay after its last
-	// bit left. Required.
+	// bit left. Required, unless Handoff is set.
 	Deliver func(p *Packet)
+	// Handoff, if set, replaces the wire: it takes each packet as it
+	// starts, with the time its last bit reaches the far end (start +
+	// serialisation + Delay), and the link neither delivers it nor counts
+	// it as delivered. It is for a far end on another clock: a simulation
+	// cut in two at a link of long delay, each half on its own event loop
+	// (experiments/highbdp's split cells), where the other half delivers
+	// the packet when its clock gets there.
+	Handoff func(p *Packet, at time.Time)
 	// Drop, if set, receives every packet the link drops, so the model can
 	// recycle it; the packet is the callee's afterwards.
 	Drop func(p *Packet, why DropReason)
@@ -134,7 +142,7 @@ func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
 		return nil, fmt.Errorf("netsim: link: mtu %d: want ≥ 0 (0 for none)", c.MTU)
 	case c.Qdisc == nil:
 		return nil, fmt.Errorf("netsim: link: no qdisc")
-	case c.Deliver == nil:
+	case c.Deliver == nil && c.Handoff == nil:
 		return nil, fmt.Errorf("netsim: link: no Deliver func")
 	}
 	l := &Link{clk: clk, cfg: c, base: clk.Now()}
@@ -257,6 +265,8 @@ func (l *Link) start(p *Packet, n int, now int64) {
 		l.stats.Lost++
 		l.stats.LostBytes += uint64(n)
 		l.drop(p, DropLost)
+	} else if l.cfg.Handoff != nil {
+		l.cfg.Handoff(p, l.base.Add(time.Duration(l.freeAt+int64(l.cfg.Delay))))
 	} else {
 		l.pipe.Push(inFlight{p: p, at: l.freeAt + int64(l.cfg.Delay)})
 		if !l.armed { // for the head: packets from before may still be on the wire

@@ -200,3 +200,42 @@ func TestLinkDeliverSendsOnSameLink(t *testing.T) {
 		}
 	}
 }
+
+// A link with a Handoff gives each packet away as it starts, with the time
+// its last bit reaches the far end, and delivers nothing itself; the
+// qdisc still paces the starts.
+func TestLinkHandoff(t *testing.T) {
+	s := clock.NewSim(epoch)
+	const rate, delay = 1_000_000_000, 3 * time.Millisecond
+	type handed struct {
+		n          int
+		start, arr time.Duration
+	}
+	var got []handed
+	l := mustLink(t, s, LinkConfig{Rate: rate, Delay: delay, Qdisc: mustDropTail(t, 100, 0),
+		Handoff: func(p *Packet, at time.Time) { got = append(got, handed{p.Len, s.Now().Sub(epoch), at.Sub(epoch)}) }})
+	sizes := []int{1500, 64, 1500}
+	for _, n := range sizes {
+		if v := l.Send(&Packet{Len: n}); v != Queued {
+			t.Fatalf("send %d B: %v", n, v)
+		}
+	}
+	s.Run()
+	if len(got) != len(sizes) {
+		t.Fatalf("handed off %d packets, want %d", len(got), len(sizes))
+	}
+	var start time.Duration
+	for i, n := range sizes {
+		ser := time.Duration(n * 8 * 1e9 / rate)
+		if got[i].n != n || got[i].start != start || got[i].arr != start+ser+delay {
+			t.Errorf("packet %d: %+v, want %d B started at %v, arriving at %v", i, got[i], n, start, start+ser+delay)
+		}
+		start += ser
+	}
+	if st := l.Stats(); st.Sent != 3 || st.Delivered != 0 || l.InFlight() != 0 {
+		t.Errorf("stats %+v, in flight %d: want 3 sent, none delivered or in flight", st, l.InFlight())
+	}
+	if _, err := NewLink(s, LinkConfig{Rate: rate, Qdisc: mustDropTail(t, 1, 0)}); err == nil {
+		t.Error("a link with neither Deliver nor Handoff was made")
+	}
+}

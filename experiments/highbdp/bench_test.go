@@ -23,6 +23,9 @@ var aimd10GFor = flag.Duration("aimd10g", 60*time.Second, "simulated time of Ben
 // aimd10GFullFor is BenchmarkAIMD10GFull's simulated time.
 var aimd10GFullFor = flag.Duration("aimd10gfull", 5*time.Second, "simulated time of BenchmarkAIMD10GFull")
 
+// split runs the AIMD benchmarks' cells split in two (Scenario.Split).
+var split = flag.String("split", "", "cut the AIMD benchmarks' cells in two: bottleneck or mixed (Scenario.Split)")
+
 // BenchmarkCell is one high-bdp-ci cell (10G/50: 200 Mbit/s for 72 s,
 // ns-2 NewReno): the simulator's speed on this workload, reported as
 // events/s and simulated seconds per wall second (docs/high-bdp.md).
@@ -101,6 +104,7 @@ func aimdShort(b *testing.B, bw string, d time.Duration) Scenario {
 		b.Fatal(err)
 	}
 	sc.Duration = d
+	sc.Split = *split
 	return sc
 }
 

@@ -57,10 +57,14 @@ type Spec struct {
 	// RTORestart: Scenario.RTORestart (false or absent: RFC 6298's
 	// timer, the results so far).
 	RTORestart bool `yaml:"rto_restart_on_retransmit"`
-	MSS        int  `yaml:"mss"`
-	Long       int  `yaml:"long_flows"`
-	Short      int  `yaml:"short_flows"`
-	Web        int  `yaml:"web_flows"`
+	// Split: Scenario.Split for every cell ("bottleneck" or "mixed":
+	// each cell on two event loops, for two free cores per worker;
+	// absent: one).
+	Split string `yaml:"split"`
+	MSS   int    `yaml:"mss"`
+	Long  int    `yaml:"long_flows"`
+	Short int    `yaml:"short_flows"`
+	Web   int    `yaml:"web_flows"`
 	// ShortShare: each short flow moves this fraction of L's capacity ×
 	// duration; ShortStart: when (fraction of the duration).
 	ShortShare      []float64     `yaml:"short_share"`
@@ -164,6 +168,8 @@ func (s *Spec) check() error {
 		return fmt.Errorf("high-bdp spec: access_buffer_pkts %d: want >= 1 (0 or absent: 10 000)", s.AccessBufferPkts)
 	case len(s.ShortShare) != s.Short || len(s.ShortStart) != s.Short:
 		return fmt.Errorf("high-bdp spec: %d short flows need as many short_share and short_start", s.Short)
+	case s.Split != SplitNone && s.Split != SplitBottleneck && s.Split != SplitMixed:
+		return fmt.Errorf("high-bdp spec: split %q: want %q, %q or absent", s.Split, SplitBottleneck, SplitMixed)
 	}
 	for _, b := range append(append([]string{}, s.Bottlenecks...), s.GrowthBottleneck) {
 		if b == "" {
@@ -237,7 +243,7 @@ func (s *Spec) Scenario(c Cell) (Scenario, error) {
 	sc := Scenario{
 		Bottleneck: int64(float64(bw) / s.Scale), Access: int64(1e9 / s.Scale),
 		AccessDelay: s.AccessDelay, BottleneckDelay: s.BottleneckDelay,
-		CC: c.CC, Modern: slices.Contains(s.Modern, c.CC), MSS: s.MSS, SsthreshBytes: s.SsthreshBytes, DelAck: c.DelAck, InitialCwnd: s.InitialCwnd, RTORestart: s.RTORestart,
+		CC: c.CC, Modern: slices.Contains(s.Modern, c.CC), MSS: s.MSS, SsthreshBytes: s.SsthreshBytes, DelAck: c.DelAck, InitialCwnd: s.InitialCwnd, RTORestart: s.RTORestart, Split: s.Split,
 		Seed: c.Seed, AccessBufferPkts: s.AccessBufferPkts,
 	}
 	if c.Kind == "growth" {

@@ -76,8 +76,14 @@ type Scenario struct {
 	Ctx context.Context
 	// ThreadCPU locks the run to its OS thread and reports that thread's
 	// CPU time in Outcome.CPUS, not the process's: for runs in parallel
-	// (RunShard with Workers > 1).
+	// (RunShard with Workers > 1). A split run adds its second thread's.
 	ThreadCPU bool
+	// Split runs the cell on two event loops, cut at L (SplitBottleneck)
+	// or at the sources' access links and L (SplitMixed; split.go):
+	// faster on two free cores, deterministic, but not the serial run's
+	// order of simultaneous events, so its outcomes may differ from the
+	// serial run's within the noise, not to the bit. SplitNone: one loop.
+	Split string
 }
 
 // RTT is the scenario's base round-trip time.
@@ -148,30 +154,40 @@ type pkt struct {
 func initPkt(p *pkt) { p.p.Meta = p }
 
 type network struct {
-	pool       netsim.Pool[pkt]
+	// pools are the senders' side's and the sinks' side's descriptors:
+	// one pool twice, unless the cell is split (split.go).
+	pools      [2]*netsim.Pool[pkt]
 	up, down   []*netsim.Link
 	upR, downR []*netsim.Link
 	fwd, rev   *netsim.Link
 	snd, rcv   []*tcp.Conn
 }
 
-func (n *network) get() *pkt { return n.pool.Get() }
+// Sides of a cell: the senders' (0) and the sinks' (1).
+const (
+	sndSide = 0
+	rcvSide = 1
+)
 
-func (n *network) drop(p *netsim.Packet, _ netsim.DropReason) { n.release(p.Meta.(*pkt)) }
-func (n *network) release(p *pkt)                             { n.pool.Put(p) }
+// dropper is the Drop func of a link on side: the descriptor goes back to
+// that side's pool.
+func (n *network) dropper(side int) func(*netsim.Packet, netsim.DropReason) {
+	pool := n.pools[side]
+	return func(p *netsim.Packet, _ netsim.DropReason) { pool.Put(p.Meta.(*pkt)) }
+}
 
-func (n *network) inject(l *netsim.Link, flow int, s *tcp.Segment) {
-	p := n.get()
+func (n *network) inject(side int, l *netsim.Link, flow int, s *tcp.Segment) {
+	p := n.pools[side].Get()
 	p.seg = *s
 	p.flow = flow
 	p.p.Len = s.WireLen()
 	l.Send(&p.p)
 }
 
-func (n *network) deliver(c *tcp.Conn, np *netsim.Packet) {
+func (n *network) deliver(side int, c *tcp.Conn, np *netsim.Packet) {
 	p := np.Meta.(*pkt)
 	c.Input(&p.seg)
-	n.release(p)
+	n.pools[side].Put(p)
 }
 
 func (s *Scenario) check() error {
@@ -190,6 +206,10 @@ func (s *Scenario) check() error {
 		return fmt.Errorf("highbdp: %d short flows but %d sizes and %d starts", s.Short, len(s.ShortBytes), len(s.ShortStart))
 	case s.RTT() <= 0:
 		return fmt.Errorf("highbdp: rtt %v: want > 0", s.RTT())
+	case s.Split != SplitNone && s.Split != SplitBottleneck && s.Split != SplitMixed:
+		return fmt.Errorf("highbdp: split %q: want %q, %q or none", s.Split, SplitBottleneck, SplitMixed)
+	case s.Split != SplitNone && s.BottleneckDelay <= 0, s.Split == SplitMixed && s.AccessDelay <= 0:
+		return fmt.Errorf("highbdp: split %s across a link of no delay: the two sides need a lookahead", s.Split)
 	}
 	return nil
 }
@@ -248,27 +268,71 @@ func (s Scenario) Run() (*Outcome, error) {
 		cpu = threadCPUTime
 	}
 	wall, cpu0 := time.Now(), cpu()
-	sim := clock.NewSim(epoch)
 	lim := clock.DefaultLimits()
 	lim.MaxEvents = 0 // a bulk run never comes to rest
-	sim.SetLimits(lim)
-	n := &network{pool: netsim.Pool[pkt]{Init: initPkt}}
+	newSim := func() *clock.Sim {
+		sim := clock.NewSim(epoch)
+		sim.SetLimits(lim)
+		return sim
+	}
+	// sims are the senders' side's and the sinks' side's clock: one
+	// clock twice, unless the cell is split (split.go).
+	sim := newSim()
+	sims := [2]*clock.Sim{sim, sim}
+	pool := &netsim.Pool[pkt]{Init: initPkt}
+	n := &network{pools: [2]*netsim.Pool[pkt]{pool, pool}}
+	var h *halves
+	if s.Split != SplitNone {
+		sims[rcvSide] = newSim()
+		n.pools[rcvSide] = &netsim.Pool[pkt]{Init: initPkt}
+		h = &halves{sims: sims, pools: n.pools}
+	}
 	// Room for the options: timestamps (12) and SACK blocks on ACKs
 	// (at most 4 blocks, 36 B with the kind/length and padding).
 	mtu := mss + 40 + 12 + 36
-	mk := func(rate int64, delay time.Duration, limit int, deliver func(*netsim.Packet)) (*netsim.Link, error) {
+	// Each link's side, and whether it is cut (its far end on the other
+	// side): by kind, fwd, rev, up, down, upR, downR (split.go).
+	const (
+		kFwd = iota
+		kRev
+		kUp
+		kDown
+		kUpR
+		kDownR
+	)
+	side := [6]int{sndSide, rcvSide, sndSide, rcvSide, rcvSide, sndSide}
+	var cut [6]bool
+	switch s.Split {
+	case SplitBottleneck:
+		cut[kFwd], cut[kRev] = true, true
+	case SplitMixed:
+		side[kFwd] = rcvSide
+		cut[kUp], cut[kRev] = true, true
+	}
+	// fwdEnd is L's far end when L is cut.
+	var fwdEnd *inbound
+	mk := func(kind int, rate int64, delay time.Duration, limit int, deliver func(*netsim.Packet)) (*netsim.Link, error) {
 		q, err := netsim.NewDropTail(limit, 0)
 		if err != nil {
 			return nil, err
 		}
-		return netsim.NewLink(sim, netsim.LinkConfig{Rate: rate, Delay: delay, MTU: mtu, Qdisc: q, Deliver: deliver, Drop: n.drop})
+		c := netsim.LinkConfig{Rate: rate, Delay: delay, MTU: mtu, Qdisc: q, Deliver: deliver, Drop: n.dropper(side[kind])}
+		if cut[kind] {
+			var end *inbound
+			end, c.Handoff = h.cut(side[kind], deliver)
+			c.Deliver = nil
+			if kind == kFwd {
+				fwdEnd = end
+			}
+		}
+		return netsim.NewLink(sims[side[kind]], c)
 	}
 	var err error
-	if n.fwd, err = mk(s.Bottleneck, s.BottleneckDelay, s.BufferPkts, func(p *netsim.Packet) { n.down[p.Meta.(*pkt).flow].Send(p) }); err != nil {
+	if n.fwd, err = mk(kFwd, s.Bottleneck, s.BottleneckDelay, s.BufferPkts, func(p *netsim.Packet) { n.down[p.Meta.(*pkt).flow].Send(p) }); err != nil {
 		return nil, err
 	}
 	// The reverse path carries only ACKs; its queue never binds.
-	if n.rev, err = mk(s.Bottleneck, s.BottleneckDelay, 1<<20, func(p *netsim.Packet) { n.downR[p.Meta.(*pkt).flow].Send(p) }); err != nil {
+	if n.rev, err = mk(kRev, s.Bottleneck, s.BottleneckDelay, 1<<20, func(p *netsim.Packet) { n.downR[p.Meta.(*pkt).flow].Send(p) }); err != nil {
 		return nil, err
 	}
 	// Endpoint buffers: twice L's BDP (ns-2's window_ raised out of the
@@ -306,7 +370,7 @@ func (s Scenario) Run() (*Outcome, error) {
 			return nil, fmt.Errorf("highbdp: %w", err)
 		}
 		tc := tcp.DefaultConfig()
-		tc.Clock = sim
+		tc.Clock = sims[sndSide]
 		tc.Profile = ns2Profile(s.DelAck, s.InitialCwnd)
 		tc.Profile.RTO.RestartOnRetransmit = s.RTORestart
 		// ns-2's Agent/TCP/Newreno: no SACK, no timestamps, no F-RTO.
@@ -322,13 +386,14 @@ func (s Scenario) Run() (*Outcome, error) {
 		tc.Seed = s.Seed*1000 + uint64(i)
 		tc.LocalPort, tc.RemotePort = uint16(10000+i), 5001
 		rc := tc
+		rc.Clock = sims[rcvSide]
 		rc.Algorithm = nil
 		rc.CC = "newreno" // the sink sends no data
 		rc.LocalPort, rc.RemotePort = tc.RemotePort, tc.LocalPort
 		rc.ISS = uint32(s.Seed*7919 + uint64(i)*104729)
 		tc.ISS = rc.ISS ^ 0x5a5a5a5a
-		tc.Output = func(sg *tcp.Segment) { n.inject(n.up[flow], flow, sg) }
-		rc.Output = func(sg *tcp.Segment) { n.inject(n.upR[flow], flow, sg) }
+		tc.Output = func(sg *tcp.Segment) { n.inject(sndSide, n.up[flow], flow, sg) }
+		rc.Output = func(sg *tcp.Segment) { n.inject(rcvSide, n.upR[flow], flow, sg) }
 		snd, err := tcp.New(tc)
 		if err != nil {
 			return nil, err
@@ -341,11 +406,11 @@ func (s Scenario) Run() (*Outcome, error) {
 		links := make([]*netsim.Link, 4)
 		for j, d := range []func(*netsim.Packet){
 			func(p *netsim.Packet) { n.fwd.Send(p) },
-			func(p *netsim.Packet) { n.deliver(n.rcv[flow], p) },
+			func(p *netsim.Packet) { n.deliver(rcvSide, n.rcv[flow], p) },
 			func(p *netsim.Packet) { n.rev.Send(p) },
-			func(p *netsim.Packet) { n.deliver(n.snd[flow], p) },
+			func(p *netsim.Packet) { n.deliver(sndSide, n.snd[flow], p) },
 		} {
-			if links[j], err = mk(s.Access, s.AccessDelay, s.AccessBufferPkts, d); err != nil {
+			if links[j], err = mk([]int{kUp, kDown, kUpR, kDownR}[j], s.Access, s.AccessDelay, s.AccessBufferPkts, d); err != nil {
 				return nil, err
 			}
 		}
@@ -380,24 +445,56 @@ func (s Scenario) Run() (*Outcome, error) {
 	}
 	every(sim, s.TraceEvery, s.Duration, func() { out.Trace = append(out.Trace, sample(n.snd[0], epoch)) })
 	every(sim, s.FineEvery, min(s.FineFor, s.Duration), func() { out.Fine = append(out.Fine, sample(n.snd[0], epoch)) })
+	// L's delivered bytes, counted where it delivers: on the sinks' side.
+	fwdDelivered := func() uint64 { return n.fwd.Stats().DeliveredBytes }
+	if fwdEnd != nil {
+		fwdDelivered = func() uint64 { return fwdEnd.deliveredBytes }
+	}
 	var lastBytes uint64
-	every(sim, s.UtilEvery, s.Duration, func() {
-		b := n.fwd.Stats().DeliveredBytes
-		if sim.Elapsed() > 0 {
+	rsim := sims[rcvSide]
+	every(rsim, s.UtilEvery, s.Duration, func() {
+		b := fwdDelivered()
+		if rsim.Elapsed() > 0 {
 			out.Util = append(out.Util, float64(b-lastBytes)*8/(float64(s.Bottleneck)*s.UtilEvery.Seconds()))
 		}
 		lastBytes = b
 	})
-	if s.Progress != nil && s.ProgressEvery > 0 {
-		every(sim, s.ProgressEvery, s.Duration, func() { s.Progress(sim.Elapsed(), sim.Fired()) })
-	}
-	for at := time.Duration(0); at < s.Duration; {
-		at = min(at+time.Second, s.Duration)
-		if err := sim.TryRunUntil(epoch.Add(at)); err != nil {
-			return nil, fmt.Errorf("highbdp: %w", err)
-		}
+	stopped := func(at time.Duration) error {
 		if s.Ctx != nil && s.Ctx.Err() != nil {
-			return nil, fmt.Errorf("highbdp: stopped at %v of %v simulated: %w", at, s.Duration, context.Cause(s.Ctx))
+			return fmt.Errorf("highbdp: stopped at %v of %v simulated: %w", at, s.Duration, context.Cause(s.Ctx))
+		}
+		return nil
+	}
+	var rcvCPU time.Duration
+	if h == nil {
+		if s.Progress != nil && s.ProgressEvery > 0 {
+			every(sim, s.ProgressEvery, s.Duration, func() { s.Progress(sim.Elapsed(), sim.Fired()) })
+		}
+		for at := time.Duration(0); at < s.Duration; {
+			at = min(at+time.Second, s.Duration)
+			if err := sim.TryRunUntil(epoch.Add(at)); err != nil {
+				return nil, fmt.Errorf("highbdp: %w", err)
+			}
+			if err := stopped(at); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		// Progress between windows, where both sides stand still.
+		var next time.Duration
+		between := func(at time.Duration) error {
+			if s.Progress != nil && s.ProgressEvery > 0 && at >= next {
+				s.Progress(at, h.sims[sndSide].Fired()+h.sims[rcvSide].Fired())
+				next = (at/s.ProgressEvery + 1) * s.ProgressEvery
+			}
+			return stopped(at)
+		}
+		w := s.BottleneckDelay
+		if s.Split != SplitBottleneck {
+			w = min(w, s.AccessDelay)
+		}
+		if rcvCPU, err = h.run(s.Duration, w, between); err != nil {
+			return nil, fmt.Errorf("highbdp: %w", err)
 		}
 	}
 	var rx uint64
@@ -410,7 +507,7 @@ func (s Scenario) Run() (*Outcome, error) {
 		out.FlowTimeouts = append(out.FlowTimeouts, st.TCPTimeouts)
 	}
 	capBytes := float64(s.Bottleneck) / 8 * s.Duration.Seconds()
-	out.Utilisation = float64(n.fwd.Stats().DeliveredBytes) / capBytes
+	out.Utilisation = float64(fwdDelivered()) / capBytes
 	out.Goodput = float64(rx) / capBytes
 	out.Drops = n.fwd.Stats().QdiscDropped
 	for _, ls := range [][]*netsim.Link{{n.fwd, n.rev}, n.up, n.down, n.upR, n.downR} {
@@ -422,8 +519,14 @@ func (s Scenario) Run() (*Outcome, error) {
 		out.WebObjects += len(*r)
 	}
 	out.Events = sim.Fired()
+	if h != nil {
+		out.Events += h.sims[rcvSide].Fired()
+	}
 	out.WallS = time.Since(wall).Seconds()
 	out.CPUS = (cpu() - cpu0).Seconds()
+	if s.ThreadCPU { // the sinks' side ran on a thread of its own
+		out.CPUS += rcvCPU.Seconds()
+	}
 	return out, nil
 }
 

@@ -73,20 +73,3 @@ func (p *Pool[T]) Put(x *T) { p.free = append(p.free, x) }
 // made: its high-water mark, rounded up to a slab.
 func (p *Pool[T]) Free() int { return len(p.free) }
 func (p *Pool[T]) Made() int { return p.made }
-
-// MoveTo gives q the free descriptors beyond the keep most recently put
-// (the coldest: p keeps those it would hand out first). For two event
-// loops that each take descriptors from their own pool and put back what
-// arrives from the other: one pool would fill and the other allocate, and
-// MoveTo between their runs evens them out. p and q must not be in use
-// meanwhile.
-func (p *Pool[T]) MoveTo(q *Pool[T], keep int) {
-	k := len(p.free) - max(keep, 0)
-	if k <= 0 {
-		return
-	}
-	q.free = append(q.free, p.free[:k]...)
-	n := copy(p.free, p.free[k:])
-	clear(p.free[n:])
-	p.free = p.free[:n]
-}

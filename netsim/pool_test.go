@@ -62,30 +62,3 @@ func TestPoolSlabBound(t *testing.T) {
 		t.Fatalf("made %d for 200 Gets, want at most %d more (slabs of at most %d)", pool.Made(), max, max)
 	}
 }
-
-// MoveTo gives away the coldest free descriptors beyond keep and keeps
-// the hottest, in their order.
-func TestPoolMoveTo(t *testing.T) {
-	var a, b Pool[poolPkt]
-	xs := make([]*poolPkt, 10)
-	for i := range xs {
-		xs[i] = &poolPkt{tag: i}
-		a.Put(xs[i]) // xs[9] on top
-	}
-	a.MoveTo(&b, 3)
-	if a.Free() != 3 || b.Free() != 7 {
-		t.Fatalf("free %d and %d after MoveTo(keep 3), want 3 and 7", a.Free(), b.Free())
-	}
-	for _, want := range []int{9, 8, 7} {
-		if got := a.Get(); got.tag != want {
-			t.Fatalf("kept descriptor %d, want %d (the most recently put)", got.tag, want)
-		}
-	}
-	if got := b.Get(); got.tag != 6 {
-		t.Fatalf("moved descriptors: top %d, want 6", got.tag)
-	}
-	b.MoveTo(&a, 100) // fewer than keep: nothing moves
-	if a.Free() != 0 || b.Free() != 6 {
-		t.Fatalf("free %d and %d, want 0 and 6", a.Free(), b.Free())
-	}
-}

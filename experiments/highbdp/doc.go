@@ -7,4 +7,8 @@
 // with and without delayed ACKs) and the `high-bdp` grid of (bottleneck,
 // algorithm, seed) cells, shardable like the other experiment specs
 // (docs/high-bdp.md).
+//
+// Cells run in parallel, the costliest first (RunOptions.Workers), and
+// one cell can itself run on two event loops, cut at links of long delay
+// (Scenario.Split, split.go): the hour at 10 Gbit/s is one cell.
 package highbdp

@@ -11,8 +11,3 @@ package netsim
 //
 //go:noescape
 func prefetch(p *Packet)
-
-// Prefetch is prefetch for a model that keeps packets on a wire of its own
-// (experiments/highbdp's split cells, whose L delivers on the other side's
-// clock): ask for the next packet due as this one is delivered.
-func Prefetch(p *Packet) { prefetch(p) }

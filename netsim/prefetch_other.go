@@ -5,6 +5,3 @@ package netsim
 // prefetch is a no-op where no prefetch instruction is wired up (see
 // prefetch_amd64.go).
 func prefetch(*Packet) {}
-
-// Prefetch is a no-op here too (see prefetch_amd64.go).
-func Prefetch(*Packet) {}

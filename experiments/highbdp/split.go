@@ -71,10 +71,10 @@ type inbound struct {
 	armed   bool
 	deliver func(*netsim.Packet)
 	fire    func()
-	// delivered and deliveredBytes count what reached the far end: the
-	// cut link's statistics' counterparts (the link itself delivers
-	// nothing when it hands off).
-	delivered, deliveredBytes uint64
+	// deliveredBytes counts what reached the far end: the cut link's
+	// DeliveredBytes counterpart (a link that hands off delivers nothing
+	// itself).
+	deliveredBytes uint64
 }
 
 func newInbound(sim *clock.Sim, pool *netsim.Pool[pkt], deliver func(*netsim.Packet)) *inbound {
@@ -100,7 +100,6 @@ func (in *inbound) onFire() {
 		p.seg, p.flow = c.seg, int(c.flow)
 		p.p.Len, p.p.ECN = c.len, c.ecn
 		in.wire.Pop()
-		in.delivered++
 		in.deliveredBytes += uint64(p.p.Len)
 		in.deliver(&p.p)
 	}

@@ -21,7 +21,7 @@ func untimed(o *Outcome) Outcome {
 // other way (split.go), which makes another sample path, as another seed
 // does: the 100M cell's utilisation spans 84.3–88.0 % over seeds 1–6. At
 // this writing the bottleneck cut matched the serial run to the bit on
-// all 26 high-bdp-ci cells and the mixed cut on 19. -short runs one cell
+// all 26 high-bdp-ci cells and the mixed cut on 18. -short runs one cell
 // of 10 simulated seconds, for the race detector.
 func TestSplitDeterministicAndAgrees(t *testing.T) {
 	s := mustSpec(t, SpecNameCI)

@@ -72,6 +72,7 @@ util_every: 10s
 	for _, c := range []struct{ args, want string }{
 		{"experiment merge --out " + p("bad") + " " + p("s0"), "1 of 2 shards"},
 		{"experiment run " + spec + " --quiet --shard 2/2 --out " + p("bad"), "--shard"},
+		{"experiment run " + spec + " --quiet --workers -1 --out " + p("bad"), "--workers"},
 	} {
 		code, msg := runMain(t, "TestExperimentHighBDP", c.args)
 		if code != exitUsage || !strings.Contains(msg, c.want) {

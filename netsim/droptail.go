@@ -46,8 +46,7 @@ func (d *DropTail) dequeueLen() (*Packet, int, bool) {
 	if p == nil {
 		return nil, 0, false
 	}
-	d.stats.Dequeued++
-	d.stats.DequeuedBytes += uint64(n)
+	d.stats.dequeuedLen(n)
 	return p, n, true
 }
 

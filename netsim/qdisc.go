@@ -74,7 +74,10 @@ func (s *Stats) marked(p *Packet) {
 	s.MarkedBytes += uint64(p.Len)
 }
 
-func (s *Stats) dequeued(p *Packet) {
+func (s *Stats) dequeued(p *Packet) { s.dequeuedLen(p.Len) }
+
+// dequeuedLen is dequeued for a packet of n bytes, without reading it.
+func (s *Stats) dequeuedLen(n int) {
 	s.Dequeued++
-	s.DequeuedBytes += uint64(p.Len)
+	s.DequeuedBytes += uint64(n)
 }

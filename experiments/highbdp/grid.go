@@ -168,7 +168,7 @@ func (s *Spec) check() error {
 		return fmt.Errorf("high-bdp spec: access_buffer_pkts %d: want >= 1 (0 or absent: 10 000)", s.AccessBufferPkts)
 	case len(s.ShortShare) != s.Short || len(s.ShortStart) != s.Short:
 		return fmt.Errorf("high-bdp spec: %d short flows need as many short_share and short_start", s.Short)
-	case s.Split != SplitNone && s.Split != SplitBottleneck && s.Split != SplitMixed:
+	case !knownSplit(s.Split):
 		return fmt.Errorf("high-bdp spec: split %q: want %q, %q or absent", s.Split, SplitBottleneck, SplitMixed)
 	}
 	for _, b := range append(append([]string{}, s.Bottlenecks...), s.GrowthBottleneck) {

@@ -206,7 +206,7 @@ func (s *Scenario) check() error {
 		return fmt.Errorf("highbdp: %d short flows but %d sizes and %d starts", s.Short, len(s.ShortBytes), len(s.ShortStart))
 	case s.RTT() <= 0:
 		return fmt.Errorf("highbdp: rtt %v: want > 0", s.RTT())
-	case s.Split != SplitNone && s.Split != SplitBottleneck && s.Split != SplitMixed:
+	case !knownSplit(s.Split):
 		return fmt.Errorf("highbdp: split %q: want %q, %q or none", s.Split, SplitBottleneck, SplitMixed)
 	case s.Split != SplitNone && s.BottleneckDelay <= 0, s.Split == SplitMixed && s.AccessDelay <= 0:
 		return fmt.Errorf("highbdp: split %s across a link of no delay: the two sides need a lookahead", s.Split)

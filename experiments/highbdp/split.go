@@ -43,6 +43,11 @@ const (
 	SplitMixed      = "mixed"
 )
 
+// knownSplit reports whether split names a cut (or none).
+func knownSplit(split string) bool {
+	return split == SplitNone || split == SplitBottleneck || split == SplitMixed
+}
+
 // crossing is a packet on its way over a cut link to the other side, by
 // value: the sending side copies it out of its descriptor (which goes
 // straight back to its own pool) and the receiving side into one of its
@@ -197,7 +202,8 @@ func (h *halves) run(d, w time.Duration, each func(at time.Duration) error) (tim
 // window's end is usually less than a window away on the other side, and
 // waking a sleeping thread cost up to a millisecond on the 2-core virtual
 // machine this was measured on (an idle virtual CPU must be woken by the
-// host): with windows of 2 ms (SplitAccess) that was 40 % of the run.
+// host): with windows of 2 ms (a cut at the access links) that was 40 %
+// of the run.
 // So await spins for up to spinFor, and only then sleeps on the channel
 // (raise always leaves a token, so a sleeper cannot miss it). A split
 // cell therefore keeps two cores busy even while one side waits: it is
@@ -209,8 +215,9 @@ type signal struct {
 
 func newSignal() *signal { return &signal{wake: make(chan struct{}, 1)} }
 
-// spinFor bounds the spinning: longer than a SplitAccess window, so two
-// busy sides never sleep, and short beside a SplitBottleneck one.
+// spinFor bounds the spinning: longer than a SplitMixed window (the
+// access links' 2 ms), so two busy sides never sleep, and short beside a
+// SplitBottleneck one (L's 53 ms).
 const spinFor = 5 * time.Millisecond
 
 func (s *signal) raise(v uint64) {

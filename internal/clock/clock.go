@@ -8,8 +8,9 @@ import "time"
 // Clock is what a core asks for the time and for timers.
 type Clock interface {
 	Now() time.Time
-	// AfterFunc runs f once, d after Now(). On the wall clock f runs on its
-	// own goroutine; on a virtual clock it runs inside the scheduler loop.
+	// AfterFunc runs f once, d after Now(). On Wall f runs on its own
+	// goroutine; on Precise, on its one dispatcher goroutine in time order;
+	// on a virtual clock, inside the scheduler loop.
 	AfterFunc(d time.Duration, f func()) Timer
 }
 

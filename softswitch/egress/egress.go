@@ -29,8 +29,9 @@
 //
 // # Concurrency and memory
 //
-// Transmit and the timers' callbacks (their own goroutines on the wall
-// clock) are serialised by one mutex, since qdiscs are not safe for
+// Transmit and the timers' callbacks (their own goroutines on clock.Wall,
+// the one dispatcher goroutine on clock.Precise, which the switch command
+// uses) are serialised by one mutex, since qdiscs are not safe for
 // concurrent use; the socket write happens under it too, which keeps the
 // frames in order. Transmit copies the frame (the caller may reuse its
 // buffer, and a flood hands one buffer to several ports). The qdisc's

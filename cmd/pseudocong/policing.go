@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -37,6 +38,7 @@ headline keys and the must-show checks (docs/policing.md).
 	f.Bool("all-servers", false, "run every server of the spec (default: only the first, whose keys are the headline ones)")
 	f.Duration("duration", 0, "override the spec's transfer duration (0: the spec's)")
 	f.Duration("omit", -1, "override the spec's omitted start (negative: the spec's)")
+	f.Duration("host-jitter", -1, "override the spec's host timing noise in the sim: each segment leaves after a uniform random delay in [0, this) (negative: the spec's)")
 	f.Bool("json", false, "print the whole summary as one JSON object")
 	addCommonFlags(cmd)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -57,6 +59,12 @@ func runPolicing(cmd *cobra.Command, _ []string) error {
 	}
 	if o := v.GetDuration("omit"); o >= 0 {
 		s.Omit = policing.Duration(o)
+	}
+	if j := v.GetDuration("host-jitter"); j >= 0 {
+		if j > time.Second {
+			return usageErrorf("--host-jitter %v: want 0..1s", j)
+		}
+		s.HostJitter = policing.Duration(j)
 	}
 	if s.Duration <= s.Omit {
 		return usageErrorf("--duration %v must exceed --omit %v", s.Duration.D(), s.Omit.D())

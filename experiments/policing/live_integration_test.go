@@ -75,6 +75,15 @@ func TestSerialPolicingLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The phase-locked cells' band: the same cells with 1 ms of host
+	// noise, more than a live host's (PhaseLocked, Band).
+	noisySpec := *s
+	noisySpec.HostJitter = Duration(time.Millisecond)
+	locked := func(c Cell) bool { return sel(c) && PhaseLocked(c.Key(true)) }
+	noisy, err := Run(&noisySpec, Sim{}, Options{Select: locked, Adjust: adj})
+	if err != nil {
+		t.Fatal(err)
+	}
 	live := &Live{Binary: testenv.BuildPseudocong(t), Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	t.Cleanup(func() {
 		if err := live.Close(); err != nil {
@@ -103,22 +112,34 @@ func TestSerialPolicingLive(t *testing.T) {
 		}
 	}
 	// Sim vs live: the issue's ±20 % is reported; the test fails beyond
-	// ±30 % (one live run varies by up to ~25 % here, LiveBounds).
+	// ±30 % (one live run varies by up to ~25 % here, LiveBounds), except
+	// for the phase-locked cells, which must lie in the simulator's band
+	// for them (Band); their distance from the noiseless sim is in the
+	// ±20 % report.
 	for _, c := range Agree(sim.Summary, res.Summary, 0.20, nil) {
 		if !c.OK {
 			t.Logf("MISS (advisory, issue's ±20 %%) %s: %s", c.Name, c.Detail)
 		}
 	}
-	for _, c := range Agree(sim.Summary, res.Summary, 0.30, nil) {
-		if !c.OK && c.Advisory {
-			t.Logf("MISS (advisory) %s: %s", c.Name, c.Detail)
-		} else if !c.OK {
+	for _, c := range Agree(sim.Summary, res.Summary, 0.30, PhaseLocked) {
+		if !c.OK {
 			t.Errorf("%s: %s", c.Name, c.Detail)
 		} else {
 			t.Logf("ok %s: %s", c.Name, c.Detail)
 		}
 	}
+	for _, c := range Band(sim.Summary, noisy.Summary, res.Summary, 0.30) {
+		if !c.OK {
+			t.Errorf("%s: %s", c.Name, c.Detail)
+		} else {
+			t.Logf("ok %s: %s", c.Name, c.Detail)
+		}
+	}
+	// POLICING_KEEP=DIR keeps the live summary, series and plots.
 	dir := t.TempDir()
+	if d := os.Getenv("POLICING_KEEP"); d != "" {
+		dir = d
+	}
 	if err := res.Write(dir); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package policing
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Check is one must-show of issue 14 evaluated on a summary.
@@ -122,6 +123,52 @@ func Agree(sim, live map[string]float64, tol float64, skip func(key string) bool
 	return out
 }
 
+// PhaseLocked reports whether a headline key (cubic.police.down.goodput_mbps)
+// is a policed cell with a CUBIC sender: CUBIC, or BBR on the client only
+// for a download, whose sender is the server. Such a flow's goodput is set
+// by how its window's burst meets the policer's bucket round after round,
+// so it depends on sub-millisecond timing noise (Spec.HostJitter): the
+// simulator without noise sits at the phase-locked bottom of a band that
+// a live host, with its own noise, lands anywhere in.
+func PhaseLocked(key string) bool {
+	f := strings.SplitN(key, ".", 4)
+	if len(f) < 3 || f[1] != "police" {
+		return false
+	}
+	return f[0] == "cubic" || (f[0] == "bbr_client" && f[2] == "down")
+}
+
+// Band checks each phase-locked goodput key of live (PhaseLocked) against
+// the band the simulator spans for it: from (1 − tol) × quiet's value (no
+// host noise, phase-locked) up to noisy's (host noise larger than a live
+// host's). Agree(…, PhaseLocked) leaves those keys to it.
+func Band(quiet, noisy, live map[string]float64, tol float64) []Check {
+	var out []Check
+	for _, key := range SortedKeys(live) {
+		const pre = "policing.live."
+		if !strings.HasPrefix(key, pre) || !strings.HasSuffix(key, ".goodput_mbps") || strings.Contains(key, ".server.") {
+			continue
+		}
+		rest := key[len(pre):]
+		if !PhaseLocked(rest) {
+			continue
+		}
+		l := live[key]
+		q, ok1 := quiet["policing.sim."+rest]
+		n, ok2 := noisy["policing.sim."+rest]
+		c := Check{Name: "sim band vs live " + rest}
+		if !ok1 || !ok2 {
+			c.Detail = "no sim value"
+		} else {
+			lo := (1 - tol) * q
+			c.OK = l >= lo && l <= n
+			c.Detail = fmt.Sprintf("live %.3f Mbit/s, want within [%.3f, %.3f]: (1 − %.2f) × the sim without host noise (%.3f) up to the sim with it (%.3f)", l, lo, n, tol, q, n)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 func hasSuffix(s, x string) bool { return len(s) >= len(x) && s[len(s)-len(x):] == x }
 
 func contains(s, x string) bool {
@@ -135,19 +182,25 @@ func contains(s, x string) bool {
 
 // LiveBounds are the bounds the live test asserts. The issue's thresholds
 // (MustShow's) sit at or near what a live run measures here — CUBIC's
-// shaped/policed goodput was ×2.43–2.49 against the issue's ×2.5, shaped
-// retransmissions 4–15 segments, so their ratio swings — and one live run
-// on a busy 2-core machine varies by 10–25 % on its own. A test that fails
-// at random rejects good work at random, so the live test asserts that
-// every effect is there with the right sign and a clear size (these
-// bounds), and reports the issue's thresholds beside them as advisory
-// checks; docs/policing.md records which of those a live run met.
+// shaped/policed goodput was ×2.43–2.49 against the issue's ×2.5 on busy
+// hosts, shaped retransmissions 4–15 segments, so their ratio swings — and
+// a policed CUBIC flow's goodput depends on the host's timing noise
+// (PhaseLocked): 5.9–8.1 Mbit/s live on busy hosts, 7.1–12.0 on an idle
+// one, 7.24 in the simulator without noise and 7.7 / 12.9 / 17.0 with
+// 0.1 / 0.3 / 1 ms of it. A test that fails at random rejects good work
+// at random, so the live test asserts that every effect is there with the
+// right sign and a clear size at the top of that live range (these
+// bounds: ×1.4 is policed CUBIC at 13.6 Mbit/s against 19.09 shaped),
+// and reports the issue's thresholds beside them as advisory checks;
+// docs/policing.md records which of those a live run met.
 var LiveBounds = map[string]float64{
-	"cubic shape/police goodput":     1.8,
+	"cubic shape/police goodput":     1.4,
 	"cubic police/shape retransmits": 2,
-	"bbr/cubic policed goodput":      1.6,
+	"bbr/cubic policed goodput":      1.3,
 	"bbr/cubic policed retransmits":  5,
 	"bbr client-only raises upload":  1.3,
+	// bbr_client download / BBR at both ends, at most.
+	"bbr client-only leaves download": 0.75,
 }
 
 // MustShowLive is MustShow for the live backend: the issue's checks as
@@ -182,15 +235,24 @@ func MustShowLive(sum map[string]float64) []Check {
 		hard("bbr/cubic policed retransmits", "bbr.police."+d+".retransmits", "cubic.police."+d+".retransmits")
 	}
 	hard("bbr client-only raises upload", "bbr_client.police.up.goodput_mbps", "cubic.police.up.goodput_mbps")
-	c := Check{Name: "bbr client-only leaves download (live bound: within 35 % of CUBIC's, at most 0.6× BBR at both ends)"}
+	// Two policed CUBIC downloads (bbr_client's and cubic's) each land
+	// anywhere in the phase-locked band, so "within 35 % of CUBIC's" is
+	// advisory; the hard half is that the client's BBR does not give the
+	// download BBR's gain.
+	most := LiveBounds["bbr client-only leaves download"]
+	c := Check{Name: fmt.Sprintf("bbr client-only leaves download (live bound: at most %.2g× BBR at both ends)", most)}
+	near := Check{Name: "bbr client-only download within 35 % of CUBIC's", Advisory: true}
 	a, ok1 := get("bbr_client.police.down.goodput_mbps")
 	b, ok2 := get("cubic.police.down.goodput_mbps")
 	bb, ok3 := get("bbr.police.down.goodput_mbps")
 	if ok1 && ok2 && ok3 {
-		c.OK = math.Abs(a/b-1) <= 0.35 && a <= 0.6*bb
-		c.Detail = fmt.Sprintf("bbr_client %.3f vs cubic %.3f vs bbr %.3f Mbit/s down", a, b, bb)
+		c.OK = a <= most*bb
+		c.Detail = fmt.Sprintf("bbr_client %.3f vs bbr %.3f Mbit/s down: ×%.2f", a, bb, a/math.Max(bb, 1e-9))
+		near.OK = math.Abs(a/b-1) <= 0.35
+		near.Detail = fmt.Sprintf("bbr_client %.3f vs cubic %.3f Mbit/s down: %+.1f %%", a, b, (a/b-1)*100)
 	} else {
-		c.Detail = "missing"
+		c.Detail, near.Detail = "missing", "missing"
 	}
+	out = append(out, near)
 	return append(out, c)
 }

@@ -2,6 +2,7 @@ package policing
 
 import (
 	"testing"
+	"time"
 )
 
 func loadSpec(t testing.TB) *Spec {
@@ -45,5 +46,73 @@ func TestSimMustShow(t *testing.T) {
 	}
 	if err := res.Write(t.TempDir()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPhaseLocked(t *testing.T) {
+	for key, want := range map[string]bool{
+		"cubic.police.down.goodput_mbps":      true,
+		"cubic.police.up.goodput_mbps":        true,
+		"bbr_client.police.down.goodput_mbps": true,  // the server sends, with CUBIC
+		"bbr_client.police.up.goodput_mbps":   false, // the client sends, with BBR
+		"bbr.police.down.goodput_mbps":        false,
+		"cubic.shape.down.goodput_mbps":       false,
+		"cubic.shape_loss.up.goodput_mbps":    false,
+		"e2e.up.goodput_mbps":                 false,
+	} {
+		if got := PhaseLocked(key); got != want {
+			t.Errorf("PhaseLocked(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
+
+func TestBand(t *testing.T) {
+	quiet := map[string]float64{"policing.sim.cubic.police.down.goodput_mbps": 7, "policing.sim.cubic.shape.down.goodput_mbps": 19}
+	noisy := map[string]float64{"policing.sim.cubic.police.down.goodput_mbps": 17}
+	for live, ok := range map[float64]bool{4.8: false, 5: true, 12: true, 17: true, 17.5: false} {
+		got := Band(quiet, noisy, map[string]float64{
+			"policing.live.cubic.police.down.goodput_mbps":              live,
+			"policing.live.server.front.cubic.police.down.goodput_mbps": live, // a per-server copy: not checked
+			"policing.live.cubic.shape.down.goodput_mbps":               1,    // not phase-locked: Agree's
+		}, 0.3)
+		if len(got) != 1 || got[0].OK != ok {
+			t.Errorf("live %v: %+v, want one check OK=%v", live, got, ok)
+		}
+	}
+	if got := Band(quiet, map[string]float64{}, map[string]float64{"policing.live.cubic.police.down.goodput_mbps": 7}, 0.3); len(got) != 1 || got[0].OK {
+		t.Errorf("no noisy value: %+v, want one failed check", got)
+	}
+}
+
+// The phase lock PhaseLocked names, on the simulator: host noise lifts a
+// policed CUBIC flow's goodput (7.24 Mbit/s without, 12.9 with 0.3 ms,
+// 17.0 with 1 ms) and leaves a shaped one where it was.
+func TestHostJitterBreaksPhaseLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs TCP simulations")
+	}
+	s := loadSpec(t)
+	s.Duration, s.Omit = Duration(10*time.Second), Duration(2*time.Second)
+	sel := func(c Cell) bool {
+		return c.Server == s.Servers[0] && c.Group == "cubic" && !c.Upload && (c.Mode == "police" || c.Mode == "shape")
+	}
+	run := func(j time.Duration) map[string]float64 {
+		t.Helper()
+		sj := *s
+		sj.HostJitter = Duration(j)
+		res, err := Run(&sj, Sim{}, Options{Select: sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Summary
+	}
+	quiet, noisy := run(0), run(time.Millisecond)
+	const police, shape = "policing.sim.cubic.police.down.goodput_mbps", "policing.sim.cubic.shape.down.goodput_mbps"
+	t.Logf("policed %.3f → %.3f Mbit/s, shaped %.3f → %.3f with 1 ms of host noise", quiet[police], noisy[police], quiet[shape], noisy[shape])
+	if noisy[police] < 1.5*quiet[police] {
+		t.Errorf("policed CUBIC: %.3f Mbit/s with 1 ms of host noise, %.3f without: want ≥ ×1.5", noisy[police], quiet[police])
+	}
+	if d := noisy[shape]/quiet[shape] - 1; d < -0.05 || d > 0.05 {
+		t.Errorf("shaped CUBIC: %.3f Mbit/s with host noise, %.3f without: want within 5 %%", noisy[shape], quiet[shape])
 	}
 }

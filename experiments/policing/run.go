@@ -151,7 +151,7 @@ func Run(s *Spec, b Backend, opts Options) (*Result, error) {
 			p = p.WithExtraRTT(func(h Hop) bool { return isCPEWAN(plan, s.CPE, h) }, k.extra)
 		}
 		cells := groups[k]
-		log.Info("policing cells", "backend", b.Name(), "server", k.server, "mode", k.mode, "cells", len(cells), "rtt", p.BaseRTT())
+		log.Info("policing cells", "backend", b.Name(), "server", k.server, "mode", k.mode, "cells", len(cells), "rtt", p.BaseRTT(), "host_jitter", s.HostJitter.D())
 		out, err := b.Run(p, cells, s)
 		if err != nil {
 			return nil, fmt.Errorf("policing %s %s/%s: %w", b.Name(), k.server, k.mode, err)
@@ -205,7 +205,7 @@ func (Sim) Run(p *Path, cells []Cell, s *Spec) ([]*FlowResult, error) {
 	out := make([]*FlowResult, len(cells))
 	for i, c := range cells {
 		r, err := RunSim(Flow{Path: p, Upload: c.Upload, SenderCC: c.SenderCC(), MSS: s.MSS, Duration: c.Duration, Omit: c.Omit,
-			Bytes: c.Bytes, Bin: s.Bin.D(), Seed: s.Seed})
+			Bytes: c.Bytes, Bin: s.Bin.D(), Seed: s.Seed, HostJitter: s.HostJitter.D()})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Key(false), err)
 		}

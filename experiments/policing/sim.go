@@ -2,6 +2,7 @@ package policing
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/pseudocong/pseudocong/internal/clock"
@@ -39,6 +40,8 @@ type Flow struct {
 	// Bin is the throughput series' interval; 0: 100 ms.
 	Bin  time.Duration
 	Seed uint64
+	// HostJitter is the hosts' timing noise (Spec.HostJitter); 0: none.
+	HostJitter time.Duration
 }
 
 // FlowResult is a flow's outcome.
@@ -155,11 +158,30 @@ func RunSim(f Flow) (*FlowResult, error) {
 			return nil, err
 		}
 	}
-	inject := func(l *netsim.Link, s *tcp.Segment) {
-		p := get()
-		p.seg = *s
-		p.p.Len = s.WireLen() + ethHeader
-		l.Send(&p.p)
+	// hostOut is a host's transmit onto link l. With HostJitter each
+	// segment leaves after a uniform random delay in [0, HostJitter),
+	// never before the segment the host sent before it.
+	hostOut := func(l *netsim.Link, stream uint64) func(*tcp.Segment) {
+		pkt := func(s *tcp.Segment) *netsim.Packet {
+			p := get()
+			p.seg = *s
+			p.p.Len = s.WireLen() + ethHeader
+			return &p.p
+		}
+		if f.HostJitter <= 0 {
+			return func(s *tcp.Segment) { l.Send(pkt(s)) }
+		}
+		rng := rand.New(rand.NewPCG(f.Seed, stream))
+		var last time.Time
+		return func(s *tcp.Segment) {
+			p := pkt(s)
+			at := sim.Now().Add(time.Duration(rng.Int64N(int64(f.HostJitter))))
+			if at.Before(last) {
+				at = last
+			}
+			last = at
+			sim.AfterFunc(at.Sub(sim.Now()), func() { l.Send(p) })
+		}
 	}
 	tc := tcp.DefaultConfig()
 	tc.Clock = sim
@@ -174,8 +196,8 @@ func RunSim(f Flow) (*FlowResult, error) {
 	rc.LocalPort, rc.RemotePort = tc.RemotePort, tc.LocalPort
 	rc.ISS = uint32(f.Seed*7919 + 104729)
 	tc.ISS = rc.ISS ^ 0x5a5a5a5a
-	tc.Output = func(s *tcp.Segment) { inject(data[0], s) }
-	rc.Output = func(s *tcp.Segment) { inject(acks[n-1], s) }
+	tc.Output = hostOut(data[0], 1)
+	rc.Output = hostOut(acks[n-1], 2)
 	var err error
 	if snd, err = tcp.New(tc); err != nil {
 		return nil, fmt.Errorf("policing: sender: %w", err)

@@ -24,8 +24,16 @@ type Spec struct {
 	Omit     Duration `yaml:"omit"`
 	Bin      Duration `yaml:"bin"`
 	Seed     uint64   `yaml:"seed"`
-	Modes    []Mode   `yaml:"modes"`
-	E2E      E2E      `yaml:"e2e"`
+	// HostJitter is the simulator's host timing noise: each segment a host
+	// sends leaves after a uniform random extra delay in [0, host_jitter),
+	// in order. A deterministic simulator sends a window as one burst,
+	// round after round, which a policer cuts at its bucket: that phase
+	// lock sets policed CUBIC's goodput, and sub-millisecond noise (a real
+	// host's scheduler, a live switch's timers) breaks it (docs/policing.md,
+	// "Jitter"). 0, the default: none. The live backend has its own.
+	HostJitter Duration `yaml:"host_jitter"`
+	Modes      []Mode   `yaml:"modes"`
+	E2E        E2E      `yaml:"e2e"`
 
 	dir string
 }
@@ -97,6 +105,8 @@ func (s *Spec) check() error {
 		return fmt.Errorf("cpe, client and servers are required")
 	case s.Duration.D() <= s.Omit.D() || s.Omit < 0:
 		return fmt.Errorf("duration %v must exceed omit %v ≥ 0", s.Duration.D(), s.Omit.D())
+	case s.HostJitter < 0 || s.HostJitter.D() > time.Second:
+		return fmt.Errorf("host_jitter %v: want 0..1s", s.HostJitter.D())
 	case s.Bin <= 0:
 		return fmt.Errorf("bin %v: want > 0", s.Bin.D())
 	case s.MSS < 100 || s.MSS > 9000:

@@ -100,16 +100,11 @@ const MinRetxFactor = 10
 // skip names keys to leave out (with the reason in the caller's docs).
 func Agree(sim, live map[string]float64, tol float64, skip func(key string) bool) []Check {
 	var out []Check
-	for _, key := range SortedKeys(live) {
-		const pre = "policing.live."
-		if len(key) < len(pre) || key[:len(pre)] != pre || !hasSuffix(key, ".goodput_mbps") || contains(key, ".server.") {
-			continue
-		}
-		rest := key[len(pre):]
+	for _, rest := range liveGoodputs(live) {
 		if skip != nil && skip(rest) {
 			continue
 		}
-		l := live[key]
+		l := live["policing.live."+rest]
 		s, ok := sim["policing.sim."+rest]
 		c := Check{Name: "sim vs live " + rest}
 		if !ok {
@@ -119,6 +114,19 @@ func Agree(sim, live map[string]float64, tol float64, skip func(key string) bool
 			c.Detail = fmt.Sprintf("live %.3f sim %.3f Mbit/s: %+.1f %%", l, s, (l/s-1)*100)
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// liveGoodputs lists live's headline goodput keys (not the per-server
+// copies), sorted, without the "policing.live." prefix.
+func liveGoodputs(live map[string]float64) []string {
+	const pre = "policing.live."
+	var out []string
+	for _, key := range SortedKeys(live) {
+		if strings.HasPrefix(key, pre) && strings.HasSuffix(key, ".goodput_mbps") && !strings.Contains(key, ".server.") {
+			out = append(out, key[len(pre):])
+		}
 	}
 	return out
 }
@@ -144,16 +152,11 @@ func PhaseLocked(key string) bool {
 // host's). Agree(…, PhaseLocked) leaves those keys to it.
 func Band(quiet, noisy, live map[string]float64, tol float64) []Check {
 	var out []Check
-	for _, key := range SortedKeys(live) {
-		const pre = "policing.live."
-		if !strings.HasPrefix(key, pre) || !strings.HasSuffix(key, ".goodput_mbps") || strings.Contains(key, ".server.") {
-			continue
-		}
-		rest := key[len(pre):]
+	for _, rest := range liveGoodputs(live) {
 		if !PhaseLocked(rest) {
 			continue
 		}
-		l := live[key]
+		l := live["policing.live."+rest]
 		q, ok1 := quiet["policing.sim."+rest]
 		n, ok2 := noisy["policing.sim."+rest]
 		c := Check{Name: "sim band vs live " + rest}
@@ -167,17 +170,6 @@ func Band(quiet, noisy, live map[string]float64, tol float64) []Check {
 		out = append(out, c)
 	}
 	return out
-}
-
-func hasSuffix(s, x string) bool { return len(s) >= len(x) && s[len(s)-len(x):] == x }
-
-func contains(s, x string) bool {
-	for i := 0; i+len(x) <= len(s); i++ {
-		if s[i:i+len(x)] == x {
-			return true
-		}
-	}
-	return false
 }
 
 // LiveBounds are the bounds the live test asserts. The thresholds

@@ -1,6 +1,7 @@
 package policing
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,7 +32,7 @@ func TestSimMustShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range SortedKeys(res.Summary) {
-		if !contains(k, ".server.") {
+		if !strings.Contains(k, ".server.") {
 			t.Logf("%s = %.4g", k, res.Summary[k])
 		}
 	}

@@ -30,7 +30,7 @@ type Spec struct {
 	// round after round, which a policer cuts at its bucket: that phase
 	// lock sets policed CUBIC's goodput, and sub-millisecond noise (a real
 	// host's scheduler, a live switch's timers) breaks it (docs/policing.md,
-	// "Jitter"). 0, the default: none. The live backend has its own.
+	// "Host timing noise"). 0, the default: none. The live backend has its own.
 	HostJitter Duration `yaml:"host_jitter"`
 	Modes      []Mode   `yaml:"modes"`
 	E2E        E2E      `yaml:"e2e"`

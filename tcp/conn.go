@@ -122,6 +122,7 @@ type Conn struct {
 	q                              []txSeg
 	qHead                          int
 	hint                           int // no lost-and-unsent record before q[hint]
+	lossW, lossBelow               int // markLosses' watermark: the records before q[lossW] are judged, lossBelow of them SACKed
 	sackedOut, lostOut, retransOut uint32
 	phase                          cc.Phase
 	highSeq                        uint32

@@ -26,6 +26,10 @@ var aimd10GFullFor = flag.Duration("aimd10gfull", 5*time.Second, "simulated time
 // split runs the AIMD benchmarks' cells split in two (Scenario.Split).
 var split = flag.String("split", "", "cut the AIMD benchmarks' cells in two: bottleneck or mixed (Scenario.Split)")
 
+// benchCC is the algorithm of BenchmarkAIMD10G and BenchmarkAIMD10GFull:
+// another one (bbr) profiles what its hour costs on the same cell.
+var benchCC = flag.String("cc", NS2Reno, "congestion control of the 10G benchmarks (ns2-newreno, cubic, highspeed, bbr)")
+
 // BenchmarkCell is one high-bdp-ci cell (10G/50: 200 Mbit/s for 72 s,
 // ns-2 NewReno): the simulator's speed on this workload, reported as
 // events/s and simulated seconds per wall second (docs/high-bdp.md).
@@ -95,11 +99,16 @@ func runPackets(sc Scenario, util float64) float64 {
 // aimdShort is the full-scale high-bdp ns2-newreno cell at bw, cut to d of
 // simulated time.
 func aimdShort(b *testing.B, bw string, d time.Duration) Scenario {
+	return ccShort(b, bw, NS2Reno, d)
+}
+
+// ccShort is aimdShort with another congestion control.
+func ccShort(b *testing.B, bw, cc string, d time.Duration) Scenario {
 	s, err := LoadSpec(SpecName)
 	if err != nil {
 		b.Fatal(err)
 	}
-	sc, err := s.Scenario(Cell{Kind: "grid", Bottleneck: bw, CC: NS2Reno, Seed: 1, Buffer: s.Buffer, DelAck: true})
+	sc, err := s.Scenario(Cell{Kind: "grid", Bottleneck: bw, CC: cc, Seed: 1, Buffer: s.Buffer, DelAck: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,7 +164,7 @@ func BenchmarkAIMDHour(b *testing.B) {
 // start of additive increase; -aimd10g sets another span), CPU per packet
 // L delivers.
 func BenchmarkAIMD10G(b *testing.B) {
-	loopCost(b, aimdShort(b, "10G", *aimd10GFor)).reportPerPacket(b)
+	loopCost(b, ccShort(b, "10G", *benchCC, *aimd10GFor)).reportPerPacket(b)
 }
 
 // BenchmarkAIMD10GFull is the 10G cell with the window it has late in the
@@ -168,7 +177,7 @@ func BenchmarkAIMD10G(b *testing.B) {
 // its cost per packet, the first second (the initial windows) included.
 // -aimd10gfull sets the simulated time (5 s).
 func BenchmarkAIMD10GFull(b *testing.B) {
-	sc := aimdShort(b, "10G", *aimd10GFullFor)
+	sc := ccShort(b, "10G", *benchCC, *aimd10GFullFor)
 	sc.LongStartSpread = time.Second
 	sc.InitialCwnd = 8000
 	sc.SsthreshBytes = 8000 * 1460

@@ -73,6 +73,7 @@ type txSeg struct {
 	sentAt      int64 // last transmission, ns since base
 	state       uint8
 	appLimited  bool
+	skip        int32  // if SACKed: records from here to one that may not be (nextUnsacked)
 	delivered   uint64 // Conn.delivered when sent
 	deliveredAt int64
 	firstTxAt   int64

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// TestMarkLossesWatermark checks markLosses' resumable walk against the
-// rule it implements, RFC 6675's IsLost, judged from scratch on every ACK
+// TestMarkLossesWatermark checks markLosses' resumable walk (and
+// sackTag's skip pointers) against the rules they implement, RFC 6675's IsLost, judged from scratch on every ACK
 // of SACK transfers that lose, reorder and stall segments (the stalls
 // cause spurious timeouts and so undo, the one change that moves the
 // watermark back): after an ACK that SACKed something new, no record that
@@ -48,11 +48,30 @@ func TestMarkLossesWatermark(t *testing.T) {
 			return 0, false
 		}
 		sacked := map[uint32]bool{}
-		p.delivered = func(dir int, _ *Segment) {
+		p.delivered = func(dir int, ack *Segment) {
 			if dir != 1 {
 				return
 			}
 			c := p.a
+			// sackTag's skip pointers: every record inside a block of
+			// this ACK is tagged, and nextUnsacked agrees with a scan.
+			for i := 0; i < ack.NumSACK; i++ {
+				b := ack.SACK[i]
+				for j := c.qHead; j < len(c.q); j++ {
+					if r := c.q[j]; seqGE(r.seq, b.Left) && seqLE(r.end, b.Right) && r.state&segSacked == 0 {
+						t.Fatalf("seed %d: record %d [%d, %d) inside SACK block [%d, %d) is not SACKed", seed, j, r.seq, r.end, b.Left, b.Right)
+					}
+				}
+			}
+			for j := c.qHead; j <= len(c.q); j += 7 {
+				k := j
+				for k < len(c.q) && c.q[k].state&segSacked != 0 {
+					k++
+				}
+				if got := c.nextUnsacked(j); got != k {
+					t.Fatalf("seed %d: nextUnsacked(%d) = %d, want %d", seed, j, got, k)
+				}
+			}
 			if c.lossW < c.qHead || c.lossW > len(c.q) {
 				t.Fatalf("seed %d: lossW %d outside [qHead %d, %d]", seed, c.lossW, c.qHead, len(c.q))
 			}

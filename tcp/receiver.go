@@ -102,10 +102,7 @@ func (c *Conn) ecnEvent(ce bool) bool {
 
 // insertOOO adds [seq, end) to the out-of-order blocks, merging.
 func (c *Conn) insertOOO(seq, end uint32) {
-	i := 0
-	for i < len(c.ooo) && seqLT(c.ooo[i].Right, seq) {
-		i++
-	}
+	i := c.oooFrom(seq)
 	nb := SACKBlock{Left: seq, Right: end}
 	j := i
 	for j < len(c.ooo) && seqLE(c.ooo[j].Left, end) {
@@ -207,6 +204,24 @@ func (c *Conn) ackSeg() *Segment {
 	return s
 }
 
+// oooFrom is the index of the first out-of-order block whose right edge
+// is at or above seq (len(c.ooo) if none). The blocks are disjoint and in
+// sequence order, so their right edges ascend: a binary search, because a
+// receiver behind many losses holds hundreds of blocks and looks one up
+// for every arrival and every ACK.
+func (c *Conn) oooFrom(seq uint32) int {
+	lo, hi := 0, len(c.ooo)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if seqLT(c.ooo[m].Right, seq) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
 // fillSACK reports the blocks holding the latest arrivals first, then
 // the others from the highest down (RFC 2018 §4); 3 fit beside timestamps.
 func (c *Conn) fillSACK(s *Segment) {
@@ -230,11 +245,8 @@ func (c *Conn) fillSACK(s *Segment) {
 	}
 	for k := 0; k < c.nRecent; k++ {
 		seq := c.recent[k]
-		for _, b := range c.ooo {
-			if seqLE(b.Left, seq) && seqLT(seq, b.Right) {
-				add(b)
-				break
-			}
+		if i := c.oooFrom(seq + 1); i < len(c.ooo) && seqLE(c.ooo[i].Left, seq) {
+			add(c.ooo[i])
 		}
 	}
 	for i := len(c.ooo) - 1; i >= 0 && s.NumSACK < maxB; i-- {

@@ -123,6 +123,7 @@ type Conn struct {
 	q                              []txSeg
 	qHead                          int
 	hint                           int // no lost-and-unsent record before q[hint]
+	lostTop                        int // nor at or after q[lostTop]
 	lossW, lossBelow               int // markLosses' watermark: the records before q[lossW] are judged, lossBelow of them SACKed
 	sackedOut, lostOut, retransOut uint32
 	phase                          cc.Phase

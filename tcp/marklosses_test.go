@@ -7,7 +7,7 @@ import (
 )
 
 // TestMarkLossesWatermark checks markLosses' resumable walk (and
-// sackTag's skip pointers) against the rules they implement, RFC 6675's IsLost, judged from scratch on every ACK
+// sackTag's skip pointers, nextLost's bounds) against the rules they implement, RFC 6675's IsLost, judged from scratch on every ACK
 // of SACK transfers that lose, reorder and stall segments (the stalls
 // cause spurious timeouts and so undo, the one change that moves the
 // watermark back): after an ACK that SACKed something new, no record that
@@ -62,6 +62,16 @@ func TestMarkLossesWatermark(t *testing.T) {
 						t.Fatalf("seed %d: record %d [%d, %d) inside SACK block [%d, %d) is not SACKed", seed, j, r.seq, r.end, b.Left, b.Right)
 					}
 				}
+			}
+			want := -1
+			for j := c.qHead; j < len(c.q) && c.lostOut > 0; j++ {
+				if c.q[j].state&(segLost|segRetrans|segSacked) == segLost {
+					want = j
+					break
+				}
+			}
+			if got := c.nextLost(); got != want {
+				t.Fatalf("seed %d: nextLost() = %d, want %d", seed, got, want)
 			}
 			for j := c.qHead; j <= len(c.q); j += 7 {
 				k := j

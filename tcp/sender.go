@@ -66,12 +66,13 @@ func (c *Conn) onAck(s *Segment) {
 		c.qHead++
 	}
 	if c.qHead == len(c.q) {
-		c.q, c.qHead, c.hint = c.q[:0], 0, 0
+		c.q, c.qHead, c.hint, c.lostTop = c.q[:0], 0, 0, 0
 		c.lossW, c.lossBelow = 0, 0
 	} else if c.qHead > 256 && 2*c.qHead > len(c.q) {
 		n := copy(c.q, c.q[c.qHead:])
 		c.q = c.q[:n]
 		c.hint = max(c.hint-c.qHead, 0)
+		c.lostTop = max(c.lostTop-c.qHead, 0)
 		c.lossW = max(c.lossW-c.qHead, 0)
 		c.qHead = 0
 	}
@@ -424,6 +425,7 @@ func (c *Conn) markLost(j int) {
 	c.lostOut++
 	c.lostTotal++
 	c.hint = min(c.hint, j)
+	c.lostTop = max(c.lostTop, j+1)
 }
 
 func (c *Conn) setPhase(p cc.Phase) {
@@ -503,7 +505,7 @@ func (c *Conn) enterLoss() {
 		}
 	}
 	c.retransOut = 0
-	c.hint = c.qHead
+	c.hint, c.lostTop = c.qHead, len(c.q)
 	c.cc.Cwnd = 1
 	c.cc.CwndCnt = 0
 	c.highSeq = c.sndNxt
@@ -690,7 +692,11 @@ func (c *Conn) nextLost() int {
 	if c.lostOut == 0 {
 		return -1
 	}
-	for j := max(c.hint, c.qHead); j < len(c.q); j++ {
+	// Between the two hints only: after the last record marked lost
+	// there is none to find, and stepping on to the end of the queue
+	// (all of it in flight or SACKed) cost O(window) on every ACK while
+	// each ACK marked one more record lost.
+	for j := max(c.hint, c.qHead); j < min(c.lostTop, len(c.q)); j++ {
 		if c.q[j].state&(segLost|segRetrans|segSacked) == segLost {
 			c.hint = j
 			return j

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -60,15 +61,8 @@ type Result struct {
 }
 
 type iperfJSON struct {
-	Intervals []struct {
-		Sum struct {
-			Seconds       float64 `json:"seconds"`
-			BitsPerSecond float64 `json:"bits_per_second"`
-			Omitted       bool    `json:"omitted"`
-			Retransmits   int64   `json:"retransmits"`
-		} `json:"sum"`
-	} `json:"intervals"`
-	End struct {
+	Intervals []iperfInterval `json:"intervals"`
+	End       struct {
 		SumReceived struct {
 			Seconds       float64 `json:"seconds"`
 			Bytes         float64 `json:"bytes"`
@@ -111,7 +105,13 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	port := strconv.Itoa(r.Port)
-	srv := exec.CommandContext(ctx, "ip", "netns", "exec", b.Server.Netns, "iperf3", "-s", "-1", "-B", ip, "-p", port)
+	interval := strconv.FormatFloat(r.Interval.Seconds(), 'f', -1, 64)
+	srv := exec.CommandContext(ctx, "ip", "netns", "exec", b.Server.Netns, "iperf3", "-s", "-1", "-B", ip, "-p", port,
+		// -J so that the client's --get-server-output is JSON (text
+		// otherwise), -i because the client's -i does not reach the
+		// server: the server's intervals are the receiver's series of
+		// an upload and the sender's of a download.
+		"-J", "-i", interval)
 	var srvOut bytes.Buffer
 	srv.Stdout, srv.Stderr = &srvOut, &srvOut
 	if err := srv.Start(); err != nil {
@@ -134,7 +134,7 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 		return nil, err
 	}
 	args := []string{"netns", "exec", b.Client.Netns, "iperf3", "-c", ip, "-p", port, "-J", "--get-server-output",
-		"-i", strconv.FormatFloat(r.Interval.Seconds(), 'f', -1, 64)}
+		"-i", interval}
 	if r.Bytes > 0 {
 		args = append(args, "-n", strconv.FormatInt(r.Bytes, 10))
 	} else {
@@ -193,21 +193,8 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	for _, st := range j.End.Streams {
 		res.StreamsMbps = append(res.StreamsMbps, st.Receiver.BitsPerSecond/1e6)
 	}
-	// The receiver's intervals: the client's with -R, the server's
-	// otherwise.
-	iv := j.Intervals
-	if !r.Reverse && j.ServerOutput != nil {
-		iv = j.ServerOutput.Intervals
-	}
-	for _, x := range iv {
-		res.Series = append(res.Series, x.Sum.BitsPerSecond/1e6)
-	}
-	siv := j.Intervals
-	if r.Reverse && j.ServerOutput != nil {
-		siv = j.ServerOutput.Intervals
-	}
-	for _, x := range siv {
-		res.RetxSeries = append(res.RetxSeries, x.Sum.Retransmits)
+	if err := j.series(res, r); err != nil {
+		return nil, fmt.Errorf("livetcp: iperf3 %s: %w", strings.Join(args[3:], " "), err)
 	}
 	if r.Omit == 0 || r.Bytes > 0 {
 		res.Retransmits = res.RetransmitsAll
@@ -233,4 +220,58 @@ func retransSegs(netns string) (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("livetcp: no TcpRetransSegs in nstat output in %s: %q", netns, out)
+}
+
+// iperfInterval is one of iperf3's -i reports.
+type iperfInterval struct {
+	Sum struct {
+		Start       float64 `json:"start"`
+		End         float64 `json:"end"`
+		Seconds     float64 `json:"seconds"`
+		Bytes       float64 `json:"bytes"`
+		Omitted     bool    `json:"omitted"`
+		Retransmits int64   `json:"retransmits"`
+	} `json:"sum"`
+}
+
+// series fills res.Series from the receiver's intervals (the server's for
+// an upload, the client's for a download) and res.RetxSeries from the
+// sender's (only the sender reports retransmissions). Without the
+// server's JSON one of the two would silently come from the wrong end,
+// so that is an error.
+func (j *iperfJSON) series(res *Result, r Iperf) error {
+	if j.ServerOutput == nil {
+		return fmt.Errorf("no server_output_json: the server must run with -J")
+	}
+	recv, send := j.ServerOutput.Intervals, j.Intervals
+	if r.Reverse {
+		recv, send = send, recv
+	}
+	for _, x := range recv {
+		if s, ok := x.seconds(r.Interval); ok {
+			res.Series = append(res.Series, x.Sum.Bytes*8/s/1e6)
+		}
+	}
+	for _, x := range send {
+		if _, ok := x.seconds(r.Interval); ok {
+			res.RetxSeries = append(res.RetxSeries, x.Sum.Retransmits)
+		}
+	}
+	return nil
+}
+
+// seconds is the length of the interval, and whether it is a bin of the
+// series. iperf3 3.12's client reports the interval at the end of the
+// omitted start with end ≈ start and twice its length in "seconds" (so
+// half its rate in "bits_per_second"), though its bytes are one bin's,
+// and it reports one omitted bin fewer than the server. An interval whose
+// two lengths disagree therefore counts as the nominal one. An interval
+// shorter than half a bin (the last few milliseconds a server can report
+// after the client stopped) is not a bin.
+func (x *iperfInterval) seconds(nominal time.Duration) (float64, bool) {
+	s, n := x.Sum.End-x.Sum.Start, nominal.Seconds()
+	if math.Abs(s-x.Sum.Seconds) > 0.01*n {
+		s = n
+	}
+	return s, s >= n/2
 }

@@ -1,0 +1,70 @@
+package livetcp
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+)
+
+// The testdata are real iperf3 3.12 runs (Debian's) between two network
+// namespaces, the sender's egress a 50 Mbit/s tbf with a 15 kB limit so
+// that it loses, server and client with -J -i 0.5, -t 2 -O 1: an upload
+// and a download (-R).
+func loadIperf(t *testing.T, name string) *iperfJSON {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j iperfJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		t.Fatal(err)
+	}
+	return &j
+}
+
+func TestSeriesFromEachEnd(t *testing.T) {
+	for _, c := range []struct {
+		file         string
+		reverse      bool
+		recv, sender int // bins: the server reports 6, the client 5
+	}{{"iperf3-up.json", false, 6, 5}, {"iperf3-down.json", true, 5, 6}} {
+		t.Run(c.file, func(t *testing.T) {
+			j := loadIperf(t, c.file)
+			var res Result
+			if err := j.series(&res, Iperf{Reverse: c.reverse, Interval: 500 * time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+			// Two omitted bins and four measured ones from the server;
+			// the client reports one omitted bin fewer.
+			if len(res.Series) != c.recv || len(res.RetxSeries) != c.sender {
+				t.Fatalf("series %v, retransmissions %v: want %d and %d bins", res.Series, res.RetxSeries, c.recv, c.sender)
+			}
+			// Every bin is the 50 Mbit/s bottleneck's rate; the
+			// client's "seconds" would make its second bin half that.
+			for i, v := range res.Series {
+				if v < 40 || v > 55 {
+					t.Errorf("bin %d: %.1f Mbit/s, want 40–55 (the 50 Mbit/s bottleneck)", i, v)
+				}
+			}
+			// The shallow queue loses in slow start: the sender's
+			// first bin has retransmissions, whichever end sent.
+			var sum int64
+			for _, v := range res.RetxSeries {
+				sum += v
+			}
+			if res.RetxSeries[0] == 0 || sum == 0 {
+				t.Errorf("retransmissions per bin %v: want the first > 0", res.RetxSeries)
+			}
+		})
+	}
+}
+
+func TestSeriesNeedsServerJSON(t *testing.T) {
+	j := loadIperf(t, "iperf3-down.json")
+	j.ServerOutput = nil // a server run without -J: its output comes as text
+	if err := j.series(&Result{}, Iperf{Reverse: true, Interval: 500 * time.Millisecond}); err == nil {
+		t.Fatal("no error without the server's JSON")
+	}
+}

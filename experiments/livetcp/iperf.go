@@ -89,6 +89,9 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	if r.Port == 0 {
 		r.Port = 5201
 	}
+	if err := r.check(); err != nil {
+		return nil, err
+	}
 	for _, x := range []struct{ ns, cc string }{{b.Client.Netns, r.ClientCC}, {b.Server.Netns, r.ServerCC}} {
 		if x.cc != "" {
 			if err := NetnsSysctl(x.ns, "net.ipv4.tcp_congestion_control", x.cc); err != nil {
@@ -274,4 +277,18 @@ func (x *iperfInterval) seconds(nominal time.Duration) (float64, bool) {
 		s = n
 	}
 	return s, s >= n/2
+}
+
+// check refuses what iperf3 would silently change: 3.12 truncates -t and
+// -O to whole seconds (-t 1.5 runs 1 s).
+func (r Iperf) check() error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"-t", r.Duration}, {"-O", r.Omit}} {
+		if d.v < 0 || d.v%time.Second != 0 {
+			return fmt.Errorf("livetcp: iperf3 %s %v: want a whole number of seconds (iperf3 truncates it)", d.flag, d.v)
+		}
+	}
+	return nil
 }

@@ -68,3 +68,19 @@ func TestSeriesNeedsServerJSON(t *testing.T) {
 		t.Fatal("no error without the server's JSON")
 	}
 }
+
+func TestIperfWholeSeconds(t *testing.T) {
+	for _, c := range []struct {
+		r  Iperf
+		ok bool
+	}{
+		{Iperf{Duration: 15 * time.Second, Omit: 3 * time.Second}, true},
+		{Iperf{Bytes: 1 << 20}, true},
+		{Iperf{Duration: 1500 * time.Millisecond}, false},
+		{Iperf{Duration: 10 * time.Second, Omit: 500 * time.Millisecond}, false},
+	} {
+		if err := c.r.check(); (err == nil) != c.ok {
+			t.Errorf("%+v: error %v, want ok %v", c.r, err, c.ok)
+		}
+	}
+}

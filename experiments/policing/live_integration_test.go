@@ -103,7 +103,7 @@ func TestSerialPolicingLive(t *testing.T) {
 			t.Logf("%s = %.4g (sim %.4g)", k, res.Summary[k], sim.Summary["policing.sim."+k[len("policing.live."):]])
 		}
 	}
-	for _, c := range MustShowLive(res.Summary) {
+	for _, c := range MustShowLive(res.Summary, sim.Summary, noisy.Summary) {
 		if !c.OK && c.Advisory {
 			t.Logf("MISS (advisory) live %s: %s", c.Name, c.Detail)
 		} else if !c.OK {

@@ -1,6 +1,7 @@
 package policing
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,71 @@ func TestBand(t *testing.T) {
 	}
 	if got := Band(quiet, map[string]float64{}, map[string]float64{"policing.live.cubic.police.down.goodput_mbps": 7}, 0.3); len(got) != 1 || got[0].OK {
 		t.Errorf("no noisy value: %+v, want one failed check", got)
+	}
+}
+
+// The live goodput bounds with a phase-locked side come from the
+// simulator's band (bandBounds): the ratio at the noisy end, the smaller
+// over the directions (the larger for "at most"). A live run inside the
+// band passes them, one without policing (policed = shaped) fails.
+func TestLiveBoundsFromBand(t *testing.T) {
+	sim := map[string]float64{}
+	noisy := map[string]float64{}
+	for _, d := range []string{"up", "down"} {
+		sim["policing.sim.cubic.shape."+d+".goodput_mbps"] = 19
+		sim["policing.sim.bbr.police."+d+".goodput_mbps"] = 18
+		sim["policing.sim.cubic.police."+d+".goodput_mbps"] = 7
+	}
+	sim["policing.sim.bbr_client.police.up.goodput_mbps"] = 18
+	noisy["policing.sim.cubic.police.up.goodput_mbps"] = 16
+	noisy["policing.sim.cubic.police.down.goodput_mbps"] = 17
+	noisy["policing.sim.bbr_client.police.down.goodput_mbps"] = 16.5
+	b := bandBounds(sim, noisy)
+	for name, want := range map[string]float64{
+		"cubic shape/police goodput":      19.0 / 17, // the down direction's: the smaller
+		"bbr/cubic policed goodput":       18.0 / 17,
+		"bbr client-only raises upload":   18.0 / 16,
+		"bbr client-only leaves download": 16.5 / 18,
+	} {
+		if got, ok := b[name]; !ok || math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: bound %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	if _, ok := bandBounds(sim, map[string]float64{})["cubic shape/police goodput"]; ok {
+		t.Error("a bound without the noisy sim")
+	}
+	live := func(police float64) map[string]float64 {
+		m := map[string]float64{}
+		for _, d := range []string{"up", "down"} {
+			m["policing.live.cubic.shape."+d+".goodput_mbps"] = 19
+			m["policing.live.cubic.shape."+d+".retransmits"] = 3
+			m["policing.live.bbr.police."+d+".goodput_mbps"] = 18.5
+			m["policing.live.bbr.police."+d+".retransmits"] = 1400
+			m["policing.live.cubic.police."+d+".goodput_mbps"] = police
+			m["policing.live.cubic.police."+d+".retransmits"] = 60
+		}
+		m["policing.live.bbr_client.police.up.goodput_mbps"] = 18.5
+		m["policing.live.bbr_client.police.down.goodput_mbps"] = police
+		return m
+	}
+	hardFailures := func(police float64) []string {
+		var out []string
+		for _, c := range MustShowLive(live(police), sim, noisy) {
+			if !c.Advisory && !c.OK {
+				out = append(out, c.Name+": "+c.Detail)
+			}
+		}
+		return out
+	}
+	// 15.2 Mbit/s was live policed CUBIC beside a memory-bound job; the
+	// fixed ×1.4 bound failed it.
+	for _, police := range []float64{7, 12, 15.2} {
+		if f := hardFailures(police); len(f) != 0 {
+			t.Errorf("policed CUBIC at %v Mbit/s: %v", police, f)
+		}
+	}
+	if f := hardFailures(19); len(f) < 4 {
+		t.Errorf("no policing (policed = shaped = 19 Mbit/s): %d hard failures %v, want every goodput bound to fail", len(f), f)
 	}
 }
 

@@ -202,35 +202,46 @@ var LiveBounds = map[string]float64{
 // directions (the larger, for the "at most" one); missing keys leave a
 // bound out, and its check then reports it missing.
 func bandBounds(sim, noisy map[string]float64) map[string]float64 {
+	// side is a key's simulated value: the noisy run's for a
+	// phase-locked cell, the noiseless run's otherwise.
+	side := func(key string) (float64, bool) {
+		m := sim
+		if PhaseLocked(key) {
+			m = noisy
+		}
+		v, ok := m["policing.sim."+key]
+		return v, ok
+	}
 	out := map[string]float64{}
-	ratio := func(name string, most bool, num, den float64) {
-		r := num / math.Max(den, 1e-9)
-		if b, ok := out[name]; !ok || (most && r > b) || (!most && r < b) {
-			out[name] = r
-		}
-	}
-	for _, d := range []string{"up", "down"} {
-		shape, ok1 := sim["policing.sim.cubic.shape."+d+".goodput_mbps"]
-		bbr, ok2 := sim["policing.sim.bbr.police."+d+".goodput_mbps"]
-		police, ok3 := noisy["policing.sim.cubic.police."+d+".goodput_mbps"]
-		if ok1 && ok3 {
-			ratio("cubic shape/police goodput", false, shape, police)
-		}
-		if ok2 && ok3 {
-			ratio("bbr/cubic policed goodput", false, bbr, police)
-		}
-	}
-	if a, ok := sim["policing.sim.bbr_client.police.up.goodput_mbps"]; ok {
-		if b, ok := noisy["policing.sim.cubic.police.up.goodput_mbps"]; ok {
-			ratio("bbr client-only raises upload", false, a, b)
-		}
-	}
-	if a, ok := noisy["policing.sim.bbr_client.police.down.goodput_mbps"]; ok {
-		if b, ok := sim["policing.sim.bbr.police.down.goodput_mbps"]; ok {
-			ratio("bbr client-only leaves download", true, a, b)
+	for _, g := range goodputRatios {
+		for _, d := range g.dirs {
+			num, ok1 := side(fmt.Sprintf(g.num, d))
+			den, ok2 := side(fmt.Sprintf(g.den, d))
+			if !ok1 || !ok2 {
+				continue
+			}
+			r := num / math.Max(den, 1e-9)
+			if b, ok := out[g.name]; !ok || (g.most && r > b) || (!g.most && r < b) {
+				out[g.name] = r
+			}
 		}
 	}
 	return out
+}
+
+// goodputRatios are the live test's goodput ratios with a phase-locked
+// side, num/den (%s: the direction) in each of dirs: at least the bound,
+// or at most it for most.
+var goodputRatios = []struct {
+	name, num, den string
+	dirs           []string
+	most           bool
+}{
+	{"cubic shape/police goodput", "cubic.shape.%s.goodput_mbps", "cubic.police.%s.goodput_mbps", []string{"up", "down"}, false},
+	{"bbr/cubic policed goodput", "bbr.police.%s.goodput_mbps", "cubic.police.%s.goodput_mbps", []string{"up", "down"}, false},
+	{"bbr client-only raises upload", "bbr_client.police.%s.goodput_mbps", "cubic.police.%s.goodput_mbps", []string{"up"}, false},
+	// bbr_client download / BBR at both ends, at most.
+	{"bbr client-only leaves download", "bbr_client.police.%s.goodput_mbps", "bbr.police.%s.goodput_mbps", []string{"down"}, true},
 }
 
 // MustShowLive is MustShow for the live backend: the checks as
@@ -265,12 +276,17 @@ func MustShowLive(sum, sim, noisy map[string]float64) []Check {
 		out = append(out, c)
 	}
 	for _, d := range []string{"up", "down"} {
-		hard("cubic shape/police goodput", "cubic.shape."+d+".goodput_mbps", "cubic.police."+d+".goodput_mbps")
 		hard("cubic police/shape retransmits", "cubic.police."+d+".retransmits", "cubic.shape."+d+".retransmits")
-		hard("bbr/cubic policed goodput", "bbr.police."+d+".goodput_mbps", "cubic.police."+d+".goodput_mbps")
 		hard("bbr/cubic policed retransmits", "bbr.police."+d+".retransmits", "cubic.police."+d+".retransmits")
 	}
-	hard("bbr client-only raises upload", "bbr_client.police.up.goodput_mbps", "cubic.police.up.goodput_mbps")
+	for _, g := range goodputRatios {
+		if g.most {
+			continue // below: it has a check of its own
+		}
+		for _, d := range g.dirs {
+			hard(g.name, fmt.Sprintf(g.num, d), fmt.Sprintf(g.den, d))
+		}
+	}
 	// Two policed CUBIC downloads (bbr_client's and cubic's) each land
 	// anywhere in the phase-locked band, so "within 35 % of CUBIC's" is
 	// advisory; the hard half is that the client's BBR does not give the

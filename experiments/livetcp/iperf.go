@@ -232,7 +232,6 @@ type iperfInterval struct {
 		End         float64 `json:"end"`
 		Seconds     float64 `json:"seconds"`
 		Bytes       float64 `json:"bytes"`
-		Omitted     bool    `json:"omitted"`
 		Retransmits int64   `json:"retransmits"`
 	} `json:"sum"`
 }

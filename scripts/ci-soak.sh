@@ -8,7 +8,8 @@
 # As CI does: a clone of the committed main (not the work tree), CI=true,
 # run as root, shared/ copied beside it when there is one. Logs and clones
 # go to $SOAK_DIR (default a new directory under /tmp); clones of green
-# runs are removed.
+# runs are removed. What failed tests save (packet captures) is kept in
+# runN/artifacts.
 set -euo pipefail
 usage() { echo "usage: $0 N [--busy]" >&2; exit 2; }
 [ $# -ge 1 ] && [[ $1 =~ ^[1-9][0-9]*$ ]] || usage
@@ -49,7 +50,7 @@ for i in $(seq 1 "$n"); do
 		done
 	fi
 	start=$(date +%s)
-	if (cd "$run/main" && CI=true bash .ci/run </dev/null >"$run/ci.log" 2>&1); then
+	if (cd "$run/main" && CI=true PSEUDOCONG_TEST_ARTIFACTS="$run/artifacts" bash .ci/run </dev/null >"$run/ci.log" 2>&1); then
 		result=green
 	else
 		result=red

@@ -25,6 +25,15 @@ STATICCHECK_VERSION=${STATICCHECK_VERSION:-v0.8.2}
 TOOLS=$PWD/bin/tools
 mkdir -p "$TOOLS"
 
+# PSEUDOCONG_TEST_ARTIFACTS=DIR keeps what failed tests save with
+# t.ArtifactDir (e.g. the packet capture of a failed capture check) under
+# DIR; scripts/ci-soak.sh sets it per run. Unset, they are deleted.
+ARTIFACTS=()
+if [ -n "${PSEUDOCONG_TEST_ARTIFACTS:-}" ]; then
+	mkdir -p "$PSEUDOCONG_TEST_ARTIFACTS"
+	ARTIFACTS=(-artifacts -outputdir "$(cd "$PSEUDOCONG_TEST_ARTIFACTS" && pwd)")
+fi
+
 phase() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
 
 # summary [allow-short]: under CI=true every skip fails the phase, except
@@ -71,7 +80,7 @@ race() {
 
 integration() {
 	phase "integration: every test, packages in parallel (TestSerial* left for the serial phase)"
-	"$GO" test -tags integration -count=1 -timeout 15m -skip '^TestSerial' -json ./... | summary
+	"$GO" test -tags integration -count=1 -timeout 15m "${ARTIFACTS[@]}" -skip '^TestSerial' -json ./... | summary
 }
 
 serial() {
@@ -83,7 +92,7 @@ serial() {
 		return 0
 	fi
 	# shellcheck disable=SC2086
-	"$GO" test -tags integration -count=1 -timeout 15m -p 1 -run '^TestSerial' -json $pkgs | summary
+	"$GO" test -tags integration -count=1 -timeout 15m -p 1 "${ARTIFACTS[@]}" -run '^TestSerial' -json $pkgs | summary
 }
 
 case "${1:-all}" in

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -73,6 +74,9 @@ func StartTshark(t testing.TB, iface string, ports ...int) *Capture {
 	t.Cleanup(func() {
 		if err := c.Stop(); err != nil {
 			t.Logf("tshark cleanup: %v", err)
+		}
+		if t.Failed() {
+			c.keep()
 		}
 	})
 
@@ -153,6 +157,28 @@ func (c *Capture) Stop() error {
 		return fmt.Errorf("tshark: %w\n%s", c.err, c.stderr)
 	}
 	return nil
+}
+
+// keep copies the capture of a failed test into the test's artifact
+// directory, so a failure seen once (a soak, CI) can be dissected again:
+// with go test -artifacts it outlives the run (scripts/test.sh sets it when
+// PSEUDOCONG_TEST_ARTIFACTS names a directory).
+func (c *Capture) keep() {
+	if f := flag.Lookup("test.artifacts"); f == nil || f.Value.String() != "true" {
+		c.t.Logf("capture of the failed test not kept: run go test -artifacts, or scripts/test.sh with PSEUDOCONG_TEST_ARTIFACTS=DIR")
+		return
+	}
+	b, err := os.ReadFile(c.File)
+	if err != nil {
+		c.t.Logf("keep capture: %v", err)
+		return
+	}
+	dst := filepath.Join(c.t.ArtifactDir(), filepath.Base(c.File))
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		c.t.Logf("keep capture: %v", err)
+		return
+	}
+	c.t.Logf("capture of the failed test: %s (%d bytes)", dst, len(b))
 }
 
 // Log returns the tail of tshark's stderr (packet counts, warnings).

@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/pseudocong
 RESULTS ?= results
 
-.PHONY: run test unit deps build bench fuzz vet clean lint race integration serial soak validate
+.PHONY: run test unit deps build bench fuzz vet clean lint race integration serial soak validate pgo
 
 build:
 	$(GO) build -o $(BIN) ./cmd/pseudocong
@@ -34,6 +34,11 @@ deps:
 
 bench: build
 	bash scripts/bench.sh
+
+# Regenerate cmd/pseudocong/default.pgo, the CPU profile go build optimises
+# the binary with (same results, fewer instructions; docs/high-bdp.md).
+pgo:
+	bash scripts/pgo.sh
 
 # Our TCP side by side with ns-3 3.37 on the dumbbell grid (the table of
 # docs/tcp-validation.md); needs scripts/install-deps.sh's ns-3 packages.

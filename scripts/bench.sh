@@ -22,7 +22,9 @@ if [ "${BENCH_REUSE_RAW:-0}" = 1 ] && [ -s "$raw" ]; then
 else
   echo "running benchmarks (benchtime $benchtime${tags:+, with peer comparisons}) ..." >&2
   # shellcheck disable=SC2086
-  go test $tags -run '^$' -bench . -benchmem -benchtime "$benchtime" -timeout 30m ./... 2>&1 | tee "$raw" >&2
+  # The benchmarks are built with the profile the binary is built with
+  # (cmd/pseudocong/default.pgo, make pgo), so they measure what it runs.
+  go test $tags -pgo="$PWD/cmd/pseudocong/default.pgo" -run '^$' -bench . -benchmem -benchtime "$benchtime" -timeout 30m ./... 2>&1 | tee "$raw" >&2
   when=$(date -u '+%Y-%m-%d %H:%M UTC')
 fi
 

@@ -118,7 +118,10 @@ func moduleRoot() (dir, path string, err error) {
 // rather than golang.org/x/tools/go/packages: it is what the toolchain
 // itself answers, and needs no dependency.
 func listPackages(root string) ([]pkg, error) {
-	out, err := goCmd(root, "list", "-json", "./...")
+	// -pgo=off: with cmd/pseudocong/default.pgo, go list names the
+	// binary's imports by their profile-specialised variants
+	// ("tcp [github.com/pseudocong/pseudocong/cmd/pseudocong]").
+	out, err := goCmd(root, "list", "-pgo=off", "-json", "./...")
 	if err != nil {
 		return nil, err
 	}

@@ -12,11 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/pseudocong/pseudocong/internal/testenv"
 	of "github.com/pseudocong/pseudocong/openflow"
@@ -26,35 +21,14 @@ import (
 // 127.0.0.1:6653 (the IANA OpenFlow port tshark dissects by default).
 func writeOpenFlowPcap(t *testing.T, path string, msgs [][]byte) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := pcapgo.NewWriter(f)
-	if err := w.WriteFileHeader(65536, layers.LinkTypeEthernet); err != nil {
-		t.Fatal(err)
-	}
+	lo := net.IPv4(127, 0, 0, 1)
 	seq := uint32(1000)
-	ts := time.Unix(1_700_000_000, 0)
+	segs := make([]testenv.Segment, len(msgs))
 	for i, m := range msgs {
-		eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{0, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{0, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}
-		ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: net.IPv4(127, 0, 0, 1), DstIP: net.IPv4(127, 0, 0, 1)}
-		tcp := &layers.TCP{SrcPort: 40000, DstPort: of.DefaultTCPPort, Seq: seq, Ack: 1, PSH: true, ACK: true, Window: 65535}
-		if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
-			t.Fatal(err)
-		}
-		buf := gopacket.NewSerializeBuffer()
-		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
-			eth, ip, tcp, gopacket.Payload(m)); err != nil {
-			t.Fatal(err)
-		}
-		ci := gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Millisecond), CaptureLength: len(buf.Bytes()), Length: len(buf.Bytes())}
-		if err := w.WritePacket(ci, buf.Bytes()); err != nil {
-			t.Fatal(err)
-		}
+		segs[i] = testenv.Segment{Src: lo, Dst: lo, SrcPort: 40000, DstPort: of.DefaultTCPPort, Seq: seq, Payload: m}
 		seq += uint32(len(m))
 	}
+	testenv.WritePcap(t, path, segs)
 }
 
 // tsharkKnownMalformed lists vectors that are valid OpenFlow 1.0 but trip a

@@ -9,7 +9,7 @@
 #
 # Profile-guided optimisation only changes inlining and devirtualisation,
 # so results are the same with and without it (docs/high-bdp.md, round 8).
-# A few minutes on 2 cores; run it when the hot paths change.
+# About half a minute on 2 cores; run it when the hot paths change.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"

@@ -39,7 +39,7 @@ func TestUndecodedOpenFlowBytesCountsOuterLayer(t *testing.T) {
 		Actions: []openflow.Action{openflow.ActionOutput{Port: 2}}, Data: data})
 	const cut = 40
 	lo := net.IPv4(127, 0, 0, 1)
-	const sw, ctl = 40000, 6653
+	const sw, ctl = 40000, openflow.DefaultTCPPort
 	up := func(seq uint32, p []byte) Segment {
 		return Segment{Src: lo, Dst: lo, SrcPort: sw, DstPort: ctl, Seq: seq, Payload: p}
 	}

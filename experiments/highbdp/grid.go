@@ -18,6 +18,7 @@ import (
 
 	"github.com/pseudocong/pseudocong/internal/workpool"
 	"github.com/pseudocong/pseudocong/internal/yamldoc"
+	"gopkg.in/yaml.v3"
 )
 
 // Spec is the high-bdp spec: the paper's scenario, the grid of
@@ -102,14 +103,33 @@ const (
 	SpecName20 = "high-bdp-20"
 )
 
-// IsSpec reports whether name is one of this package's built-in specs
-// (or a path to a YAML file whose name says high-bdp), so the CLI can
-// route it here.
+// IsSpec reports whether name is one of this package's built-in specs or
+// a path to a high-bdp spec, so the CLI can route it here. A file is one
+// if its name starts with high-bdp or its top level has this package's
+// own key, bottlenecks: a copy saved under another name must not fall
+// through to the generic experiment loader, whose error ("field scale not
+// found") would not say what went wrong. An unreadable file is judged by
+// its name, and the loader it goes to reports why it cannot be read.
 func IsSpec(name string) bool {
 	if name == SpecName || name == SpecNameCI || name == SpecName20 {
 		return true
 	}
-	return yamldoc.LooksLikePath(name) && strings.HasPrefix(filepath.Base(name), "high-bdp")
+	if !yamldoc.LooksLikePath(name) {
+		return false
+	}
+	if strings.HasPrefix(filepath.Base(name), "high-bdp") {
+		return true
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return false
+	}
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, ok := top["bottlenecks"]
+	return ok
 }
 
 // LoadSpec loads a built-in spec or a YAML file.

@@ -3,6 +3,8 @@ package highbdp
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -50,6 +52,36 @@ func TestBuiltinSpecsLoad(t *testing.T) {
 	}
 	if IsSpec("paper") {
 		t.Error("IsSpec(paper)")
+	}
+}
+
+// A high-bdp spec saved under any name goes to this package, an
+// experiment spec of another kind does not.
+func TestIsSpecByContent(t *testing.T) {
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "my-run.yaml")
+	if err := os.WriteFile(mine, builtinCI, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.yaml")
+	if err := os.WriteFile(other, []byte("name: other\nexperiments: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{mine, true},
+		{other, false},
+		{filepath.Join(dir, "high-bdp-missing.yaml"), true}, // its name says so; the loader reports the missing file
+		{filepath.Join(dir, "missing.yaml"), false},
+	} {
+		if got := IsSpec(tc.path); got != tc.want {
+			t.Errorf("IsSpec(%s) = %v, want %v", filepath.Base(tc.path), got, tc.want)
+		}
+	}
+	if _, err := LoadSpec(mine); err != nil {
+		t.Errorf("LoadSpec(%s): %v", mine, err)
 	}
 }
 

@@ -293,6 +293,12 @@ func containsF(xs []float64, v float64) bool {
 	return false
 }
 
+// fractionAxisMax is the top of a utilisation axis whose legend of n
+// entries sits at the top: a band above 1 for the legend, because
+// utilisation spends most of a run near 1, right where a legend inside
+// the axes would cover it.
+func fractionAxisMax(n int) float64 { return 1.05 + 0.08*float64(n) }
+
 func pct(m map[string]float64, k string) string {
 	v, ok := m[k]
 	if !ok {
@@ -362,7 +368,7 @@ func Figures(s *Spec, rs []CellResult) map[string]*plot.Plot {
 			}
 		}
 	}
-	util.Y.Min, util.Y.Max = 0, 1.05
+	util.Y.Min, util.Y.Max = 0, fractionAxisMax(len(s.Algorithms))
 	figs["highbdp_util_"+top+".png"] = util
 	figs["highbdp_cwnd_run.png"] = hour
 	figs["highbdp_cwnd_first.png"] = fine
@@ -392,7 +398,7 @@ func Figures(s *Spec, rs []CellResult) map[string]*plot.Plot {
 			buf.Add(sc)
 		}
 	}
-	buf.Y.Min, buf.Y.Max = 0, 1.05
+	buf.Y.Min, buf.Y.Max = 0, fractionAxisMax(len(s.Bottlenecks))
 	figs["highbdp_buffer.png"] = buf
 	return figs
 }

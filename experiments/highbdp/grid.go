@@ -62,10 +62,15 @@ type Spec struct {
 	// each cell on two event loops, for two free cores per worker;
 	// absent: one).
 	Split string `yaml:"split"`
-	MSS   int    `yaml:"mss"`
-	Long  int    `yaml:"long_flows"`
-	Short int    `yaml:"short_flows"`
-	Web   int    `yaml:"web_flows"`
+	// SplitBottlenecks, if set, limits Split to the grid cells of these
+	// bottlenecks (the others, and the growth cells, run on one loop): a
+	// split pays only for a cell long enough to leave the other cells
+	// behind, the 10G hour's.
+	SplitBottlenecks []string `yaml:"split_bottlenecks"`
+	MSS              int      `yaml:"mss"`
+	Long             int      `yaml:"long_flows"`
+	Short            int      `yaml:"short_flows"`
+	Web              int      `yaml:"web_flows"`
 	// ShortShare: each short flow moves this fraction of L's capacity ×
 	// duration; ShortStart: when (fraction of the duration).
 	ShortShare      []float64     `yaml:"short_share"`
@@ -190,6 +195,13 @@ func (s *Spec) check() error {
 		return fmt.Errorf("high-bdp spec: %d short flows need as many short_share and short_start", s.Short)
 	case !knownSplit(s.Split):
 		return fmt.Errorf("high-bdp spec: split %q: want %q, %q or absent", s.Split, SplitBottleneck, SplitMixed)
+	case len(s.SplitBottlenecks) > 0 && s.Split == SplitNone:
+		return fmt.Errorf("high-bdp spec: split_bottlenecks %v without split: say where to cut them", s.SplitBottlenecks)
+	}
+	for _, b := range s.SplitBottlenecks {
+		if !slices.Contains(s.Bottlenecks, b) {
+			return fmt.Errorf("high-bdp spec: split_bottlenecks: %q is not one of the bottlenecks %v", b, s.Bottlenecks)
+		}
 	}
 	for _, b := range append(append([]string{}, s.Bottlenecks...), s.GrowthBottleneck) {
 		if b == "" {
@@ -254,6 +266,14 @@ func (s *Spec) Cells() []Cell {
 	return cs
 }
 
+// splitFor is the cut of cell c's scenario (Split, SplitBottlenecks).
+func (s *Spec) splitFor(c Cell) string {
+	if len(s.SplitBottlenecks) == 0 || c.Kind == "grid" && slices.Contains(s.SplitBottlenecks, c.Bottleneck) {
+		return s.Split
+	}
+	return SplitNone
+}
+
 // Scenario builds the cell's run.
 func (s *Spec) Scenario(c Cell) (Scenario, error) {
 	bw, err := ParseRate(c.Bottleneck)
@@ -263,7 +283,7 @@ func (s *Spec) Scenario(c Cell) (Scenario, error) {
 	sc := Scenario{
 		Bottleneck: int64(float64(bw) / s.Scale), Access: int64(1e9 / s.Scale),
 		AccessDelay: s.AccessDelay, BottleneckDelay: s.BottleneckDelay,
-		CC: c.CC, Modern: slices.Contains(s.Modern, c.CC), MSS: s.MSS, SsthreshBytes: s.SsthreshBytes, DelAck: c.DelAck, InitialCwnd: s.InitialCwnd, RTORestart: s.RTORestart, Split: s.Split,
+		CC: c.CC, Modern: slices.Contains(s.Modern, c.CC), MSS: s.MSS, SsthreshBytes: s.SsthreshBytes, DelAck: c.DelAck, InitialCwnd: s.InitialCwnd, RTORestart: s.RTORestart, Split: s.splitFor(c),
 		Seed: c.Seed, AccessBufferPkts: s.AccessBufferPkts,
 	}
 	if c.Kind == "growth" {

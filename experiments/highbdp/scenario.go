@@ -141,14 +141,16 @@ type Outcome struct {
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // pkt is a segment in the network, recycled through a netsim.Pool (the
-// hot path allocates nothing once warmed up). What the links read (p and
-// flow) fills the first 64-byte line and the segment's hot fields the
-// next: with a large window every descriptor is out of cache when a link
-// delivers it, and each line it spans is one more memory access.
+// hot path allocates nothing once warmed up). It is 128 bytes, two cache
+// lines in a slab: what the links read (p and flow) fills the first, the
+// segment the rest of it and the second. With a large window every
+// descriptor is out of cache when a link delivers it, and each line it
+// spans is one more memory access (so the segment is a wireSeg, not a
+// whole tcp.Segment).
 type pkt struct {
 	p    netsim.Packet
-	flow int
-	seg  tcp.Segment
+	flow int32
+	seg  wireSeg
 }
 
 func initPkt(p *pkt) { p.p.Meta = p }
@@ -161,6 +163,16 @@ type network struct {
 	upR, downR []*netsim.Link
 	fwd, rev   *netsim.Link
 	snd, rcv   []*tcp.Conn
+	// in is each side's arriving segment, a whole tcp.Segment for
+	// tcp.Conn.Input, which does not keep it. Its MP stays zero. One per
+	// side suffices: a delivery is always an event of its own (a link
+	// never delivers inside Send), so no Input runs inside another on the
+	// same side. The padding keeps the two sides' apart by a cache line
+	// (a split cell writes them on two cores).
+	in [2]struct {
+		tcp.Segment
+		_ [64]byte
+	}
 }
 
 // Sides of a cell: the senders' (0) and the sinks' (1).
@@ -177,17 +189,24 @@ func (n *network) dropper(side int) func(*netsim.Packet, netsim.DropReason) {
 }
 
 func (n *network) inject(side int, l *netsim.Link, flow int, s *tcp.Segment) {
+	if s.MP.Kind != 0 {
+		panic("highbdp: a segment with an MPTCP option: this scenario has no MPTCP, and its descriptors do not carry one")
+	}
 	p := n.pools[side].Get()
-	p.seg = *s
-	p.flow = flow
+	p.seg.put(s)
+	p.flow = int32(flow)
 	p.p.Len = s.WireLen()
 	l.Send(&p.p)
 }
 
+// deliver hands np's segment to c. The descriptor goes back to the pool
+// first, so a segment c sends in reply reuses it while it is in cache.
 func (n *network) deliver(side int, c *tcp.Conn, np *netsim.Packet) {
 	p := np.Meta.(*pkt)
-	c.Input(&p.seg)
+	in := &n.in[side].Segment
+	p.seg.get(in)
 	n.pools[side].Put(p)
+	c.Input(in)
 }
 
 func (s *Scenario) check() error {

@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/pseudocong/pseudocong/internal/clock"
-	"github.com/pseudocong/pseudocong/internal/ring"
 	"github.com/pseudocong/pseudocong/netsim"
-	"github.com/pseudocong/pseudocong/tcp"
 )
 
 // A split cell runs on two event loops, one per core: the senders' side
@@ -58,21 +56,31 @@ func knownSplit(split string) bool {
 // written and read in order, which the caches stream.
 type crossing struct {
 	at   time.Duration // since epoch: when its last bit arrives
-	end  int32         // the far end's index in halves.ends
 	flow int32
-	len  int
+	len  int32
 	ecn  netsim.ECN
-	seg  tcp.Segment
+	seg  wireSeg
 }
 
 // inbound is a cut link's far end: the packets handed over, in the order
 // they started (their arrival order: one delay for all), delivered when
 // the side's clock reaches them, with at most one event pending, as
 // netsim.Link's wire does.
+//
+// The crossings travel in batches, never copied on the way: the sending
+// side appends a window's to out, and between windows, both sides
+// stopped, handOver moves that slice whole to the receiving side's queue
+// (batches) and the receiving side's emptied slices back to the sending
+// side for reuse. A window's crossings are due a window later, when the
+// side that reads them runs, so each side touches only its own fields
+// while the windows run.
 type inbound struct {
+	// The receiving side's.
 	sim     *clock.Sim
-	pool    *netsim.Pool[pkt] // this side's
-	wire    ring.Buffer[crossing]
+	pool    *netsim.Pool[pkt]
+	batches [][]crossing // handed over, oldest first; batches[0][head:] not yet delivered
+	head    int
+	drained [][]crossing // delivered, to go back to the sending side
 	armed   bool
 	deliver func(*netsim.Packet)
 	fire    func()
@@ -80,6 +88,15 @@ type inbound struct {
 	// DeliveredBytes counterpart (a link that hands off delivers nothing
 	// itself).
 	deliveredBytes uint64
+
+	// The sending side's, a cache line away from the receiving side's
+	// (and from the next inbound's): both sides write theirs for every
+	// packet, and a line written by both cores moves between them each
+	// time.
+	_     [64]byte
+	out   []crossing   // this window's
+	spare [][]crossing // empty slices to fill next
+	_     [64]byte
 }
 
 func newInbound(sim *clock.Sim, pool *netsim.Pool[pkt], deliver func(*netsim.Packet)) *inbound {
@@ -88,23 +105,54 @@ func newInbound(sim *clock.Sim, pool *netsim.Pool[pkt], deliver func(*netsim.Pac
 	return in
 }
 
+// handOver runs between windows, with both sides stopped: this window's
+// crossings to the receiving side, the slices it emptied to the sending
+// side.
+func (in *inbound) handOver() {
+	if len(in.out) > 0 {
+		in.batches = append(in.batches, in.out)
+		in.out = nil
+		if k := len(in.spare); k > 0 {
+			in.out, in.spare = in.spare[k-1][:0], in.spare[:k-1]
+		}
+	}
+	in.spare = append(in.spare, in.drained...)
+	clear(in.drained)
+	in.drained = in.drained[:0]
+	in.arm()
+}
+
+// next is the first crossing not yet delivered, nil if none.
+func (in *inbound) next() *crossing {
+	for len(in.batches) > 0 {
+		if b := in.batches[0]; in.head < len(b) {
+			return &b[in.head]
+		}
+		in.drained = append(in.drained, in.batches[0])
+		in.batches[0] = nil
+		in.batches, in.head = in.batches[1:], 0
+	}
+	return nil
+}
+
 func (in *inbound) arm() {
-	if in.armed || in.wire.Len() == 0 {
+	if in.armed {
 		return
 	}
-	in.armed = true
-	in.sim.Post(in.wire.Head().at-in.sim.Elapsed(), in.fire)
+	if c := in.next(); c != nil {
+		in.armed = true
+		in.sim.Post(c.at-in.sim.Elapsed(), in.fire)
+	}
 }
 
 func (in *inbound) onFire() {
 	in.armed = false
 	now := in.sim.Elapsed()
-	for in.wire.Len() > 0 && in.wire.Head().at <= now {
-		c := in.wire.Head()
+	for c := in.next(); c != nil && c.at <= now; c = in.next() {
 		p := in.pool.Get()
-		p.seg, p.flow = c.seg, int(c.flow)
-		p.p.Len, p.p.ECN = c.len, c.ecn
-		in.wire.Pop()
+		p.seg, p.flow = c.seg, c.flow
+		p.p.Len, p.p.ECN = int(c.len), c.ecn
+		in.head++
 		in.deliveredBytes += uint64(p.p.Len)
 		in.deliver(&p.p)
 	}
@@ -115,20 +163,18 @@ func (in *inbound) onFire() {
 type halves struct {
 	sims  [2]*clock.Sim
 	pools [2]*netsim.Pool[pkt]
-	out   [2][]crossing // handed off this window, by the side that sent them
-	ends  []*inbound    // the cut links' far ends
+	ends  []*inbound // the cut links' far ends
 }
 
 // cut makes a cut link's far end on the side other than from, delivering
 // to deliver, and returns it and the Handoff for the link on side from.
 func (h *halves) cut(from int, deliver func(*netsim.Packet)) (*inbound, func(*netsim.Packet, time.Time)) {
 	in := newInbound(h.sims[1-from], h.pools[1-from], deliver)
-	k := int32(len(h.ends))
 	h.ends = append(h.ends, in)
-	out, pool := &h.out[from], h.pools[from]
+	pool := h.pools[from]
 	return in, func(np *netsim.Packet, at time.Time) {
 		p := np.Meta.(*pkt)
-		*out = append(*out, crossing{at: at.Sub(epoch), end: k, flow: int32(p.flow), len: np.Len, ecn: np.ECN, seg: p.seg})
+		in.out = append(in.out, crossing{at: at.Sub(epoch), flow: p.flow, len: int32(np.Len), ecn: np.ECN, seg: p.seg})
 		pool.Put(p)
 	}
 }
@@ -178,14 +224,8 @@ func (h *halves) run(d, w time.Duration, each func(at time.Duration) error) (tim
 		if err = errors.Join(errSnd, errRcv); err != nil {
 			break
 		}
-		for side := range h.out {
-			for _, c := range h.out[side] {
-				h.ends[c.end].wire.Push(c)
-			}
-			h.out[side] = h.out[side][:0]
-		}
 		for _, in := range h.ends {
-			in.arm()
+			in.handOver()
 		}
 		if each != nil {
 			err = each(at)

@@ -62,8 +62,9 @@ type Spec struct {
 	// each cell on two event loops, for two free cores per worker;
 	// absent: one).
 	Split string `yaml:"split"`
-	// SplitBottlenecks, if set, limits Split to the grid cells of these
-	// bottlenecks (the others, and the growth cells, run on one loop): a
+	// SplitBottlenecks, if set, limits Split to the grid and buffer cells
+	// of these bottlenecks (the others, and the growth cells, run on one
+	// loop): a
 	// split pays only for a cell long enough to leave the other cells
 	// behind, the 10G hour's.
 	SplitBottlenecks []string `yaml:"split_bottlenecks"`
@@ -268,7 +269,7 @@ func (s *Spec) Cells() []Cell {
 
 // splitFor is the cut of cell c's scenario (Split, SplitBottlenecks).
 func (s *Spec) splitFor(c Cell) string {
-	if len(s.SplitBottlenecks) == 0 || c.Kind == "grid" && slices.Contains(s.SplitBottlenecks, c.Bottleneck) {
+	if len(s.SplitBottlenecks) == 0 || c.Kind != "growth" && slices.Contains(s.SplitBottlenecks, c.Bottleneck) {
 		return s.Split
 	}
 	return SplitNone

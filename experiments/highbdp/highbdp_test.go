@@ -92,6 +92,8 @@ func TestSpecErrors(t *testing.T) {
 		{func(s *Spec) string { s.Algorithms = []string{"nope"}; return "nope" }},
 		{func(s *Spec) string { s.ShortShare = nil; return "short" }},
 		{func(s *Spec) string { s.Buffer = 0; return "buffer" }},
+		{func(s *Spec) string { s.SplitBottlenecks = []string{"10G"}; return "without split" }},
+		{func(s *Spec) string { s.Split, s.SplitBottlenecks = SplitBottleneck, []string{"40G"}; return "40G" }},
 	} {
 		s := mustSpec(t, SpecNameCI)
 		want := tc.mut(s)
@@ -101,6 +103,23 @@ func TestSpecErrors(t *testing.T) {
 	}
 	if _, err := (Scenario{}).Run(); err == nil {
 		t.Error("empty scenario ran")
+	}
+	// split_bottlenecks: only those grid cells are cut.
+	s := mustSpec(t, SpecNameCI)
+	s.Split, s.SplitBottlenecks = SplitBottleneck, []string{"10G"}
+	for _, c := range []struct {
+		cell Cell
+		want string
+	}{
+		{Cell{Kind: "grid", Bottleneck: "10G"}, SplitBottleneck},
+		{Cell{Kind: "grid", Bottleneck: "100M"}, SplitNone},
+		{Cell{Kind: "buffer", Bottleneck: "10G"}, SplitBottleneck},
+		{Cell{Kind: "buffer", Bottleneck: "2.5G"}, SplitNone},
+		{Cell{Kind: "growth", Bottleneck: "10G"}, SplitNone},
+	} {
+		if got := s.splitFor(c.cell); got != c.want {
+			t.Errorf("splitFor(%+v) = %q, want %q", c.cell, got, c.want)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -2,8 +2,8 @@ package highbdp
 
 import (
 	"reflect"
-	"unsafe"
 	"testing"
+	"unsafe"
 
 	"github.com/pseudocong/pseudocong/tcp"
 )

@@ -64,9 +64,8 @@ type Spec struct {
 	Split string `yaml:"split"`
 	// SplitBottlenecks, if set, limits Split to the grid and buffer cells
 	// of these bottlenecks (the others, and the growth cells, run on one
-	// loop): a
-	// split pays only for a cell long enough to leave the other cells
-	// behind, the 10G hour's.
+	// loop): a split pays only for a cell long enough to leave the other
+	// cells behind, the 10G hour's.
 	SplitBottlenecks []string `yaml:"split_bottlenecks"`
 	MSS              int      `yaml:"mss"`
 	Long             int      `yaml:"long_flows"`

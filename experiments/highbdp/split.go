@@ -248,17 +248,28 @@ func (h *halves) run(d, w time.Duration, each func(at time.Duration) error) (tim
 // (raise always leaves a token, so a sleeper cannot miss it). A split
 // cell therefore keeps two cores busy even while one side waits: it is
 // for free cores (docs/high-bdp.md, "Round 5").
+//
+// A side that had to sleep last time spins only spinShort: it has more
+// work than the other side's slack, so it waits whole windows, and its
+// spinning would only take the core from a thread that has work (another
+// cell's, with more cells than cores). Its wake-up comes late by at most
+// a wake-up latency, which that slack absorbs. The side with the more
+// work keeps spinning, as its waits are short.
 type signal struct {
-	n    atomic.Uint64
-	wake chan struct{}
+	n     atomic.Uint64
+	wake  chan struct{}
+	slept bool // the last await slept; only the awaiting goroutine uses it
 }
 
 func newSignal() *signal { return &signal{wake: make(chan struct{}, 1)} }
 
 // spinFor bounds the spinning: longer than a SplitMixed window (the
 // access links' 2 ms), so two busy sides never sleep, and short beside a
-// SplitBottleneck one (L's 53 ms).
-const spinFor = 5 * time.Millisecond
+// SplitBottleneck one (L's 53 ms). spinShort is the bound after a sleep.
+const (
+	spinFor   = 5 * time.Millisecond
+	spinShort = 50 * time.Microsecond
+)
 
 func (s *signal) raise(v uint64) {
 	s.n.Store(v)
@@ -269,6 +280,11 @@ func (s *signal) raise(v uint64) {
 }
 
 func (s *signal) await(v uint64) {
+	limit := spinFor
+	if s.slept {
+		limit = spinShort
+	}
+	s.slept = false
 	var since time.Time
 	for i := 1; s.n.Load() < v; i++ {
 		if i%1024 != 0 {
@@ -277,8 +293,9 @@ func (s *signal) await(v uint64) {
 		switch now := time.Now(); {
 		case since.IsZero():
 			since = now
-		case now.Sub(since) > spinFor:
+		case now.Sub(since) > limit:
 			<-s.wake
+			s.slept = true
 			since = time.Time{}
 		}
 	}

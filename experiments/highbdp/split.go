@@ -254,7 +254,11 @@ func (h *halves) run(d, w time.Duration, each func(at time.Duration) error) (tim
 // spinning would only take the core from a thread that has work (another
 // cell's, with more cells than cores). Its wake-up comes late by at most
 // a wake-up latency, which that slack absorbs. The side with the more
-// work keeps spinning, as its waits are short.
+// work keeps spinning, as its waits are short. (A SplitMixed side whose
+// peer was descheduled once also spins short from then on; keying the
+// short spin to waits longer than spinFor instead measured the same for
+// SplitMixed and a little slower for SplitBottleneck, docs/high-bdp.md
+// "Round 9".)
 type signal struct {
 	n     atomic.Uint64
 	wake  chan struct{}

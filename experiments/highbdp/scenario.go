@@ -167,8 +167,11 @@ type network struct {
 	// tcp.Conn.Input, which does not keep it. Its MP stays zero. One per
 	// side suffices: a delivery is always an event of its own (a link
 	// never delivers inside Send), so no Input runs inside another on the
-	// same side. The padding keeps the two sides' apart by a cache line
-	// (a split cell writes them on two cores).
+	// same side. The padding keeps each side's a cache line away from the
+	// other's and from the fields above, which both sides read for every
+	// packet: a split cell writes in on two cores, and a line one core
+	// writes moves away from the other's cache each time.
+	_  [64]byte
 	in [2]struct {
 		tcp.Segment
 		_ [64]byte

@@ -249,8 +249,8 @@ func (h *halves) run(d, w time.Duration, each func(at time.Duration) error) (tim
 // cell therefore keeps two cores busy even while one side waits: it is
 // for free cores (docs/high-bdp.md, "Round 5").
 //
-// A side that had to sleep last time spins only spinShort: it has more
-// work than the other side's slack, so it waits whole windows, and its
+// A side that had to sleep last time spins only spinShort: it has less
+// work than the other side, so it waits for most of each window, and its
 // spinning would only take the core from a thread that has work (another
 // cell's, with more cells than cores). Its wake-up comes late by at most
 // a wake-up latency, which that slack absorbs. The side with the more

@@ -9,9 +9,11 @@ import (
 // limit in packets or in bytes (Linux pfifo / bfifo; both limits may be
 // set, then both hold).
 type DropTail struct {
+	_                   linePad
 	q                   fifo
 	limitPkts, limitBts int
 	stats               Stats
+	_                   linePad
 }
 
 // NewDropTail makes a FIFO holding at most packets packets and bytes bytes;

@@ -96,6 +96,7 @@ type inFlight struct {
 // loop); on the wall clock, whose AfterFunc runs f on its own goroutine,
 // the shell must post the callbacks onto the port's goroutine.
 type Link struct {
+	_     linePad
 	clk   clock.Clock
 	cfg   LinkConfig
 	stats LinkStats
@@ -128,6 +129,7 @@ type Link struct {
 	// per-packet calls then go to it directly, not through the Qdisc
 	// interface, and inline.
 	dt *DropTail
+	_  linePad
 }
 
 func NewLink(clk clock.Clock, c LinkConfig) (*Link, error) {
@@ -324,7 +326,7 @@ func (l *Link) onDeliver() {
 			// arrives. Asking for the next one now overlaps that
 			// memory access with this delivery's work instead of
 			// stalling the next delivery on it.
-			prefetch(l.pipe.Head().p)
+			prefetchPacket(l.pipe.Head().p)
 		}
 		l.stats.Delivered++
 		l.stats.DeliveredBytes += uint64(p.Len)

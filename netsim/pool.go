@@ -20,12 +20,14 @@ import "unsafe"
 // and what it carries. A Pool is not safe for concurrent use (one event
 // loop owns it).
 type Pool[T any] struct {
+	_ linePad
 	// Init, if set, runs once on each descriptor the pool makes, before
 	// its first Get: the place to link a wrapper to its Packet
 	// (p.Meta = w).
 	Init func(*T)
 	free []*T
 	made int
+	_    linePad
 }
 
 // Slab sizes: the first slab is small, so a small model does not pay for a

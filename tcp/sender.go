@@ -2,7 +2,9 @@ package tcp
 
 import (
 	"time"
+	"unsafe"
 
+	"github.com/pseudocong/pseudocong/internal/prefetch"
 	"github.com/pseudocong/pseudocong/tcp/cc"
 )
 
@@ -78,6 +80,12 @@ func (c *Conn) onAck(s *Segment) {
 	}
 	c.hint = max(c.hint, c.qHead)
 	c.lossW = max(c.lossW, c.qHead) // lossBelow is 0 if the head passed it
+	if h := c.qHead + 1; h < len(c.q) {
+		// The next ACK reads the records after the one the loop stopped
+		// at, written a round trip ago and long gone from the cache
+		// when the window is large: ask for them now (see prefetch).
+		prefetch.Lines(unsafe.Pointer(&c.q[h]), 2)
+	}
 
 	advanced := seqGT(ack, priorUna)
 	if advanced {
@@ -713,6 +721,12 @@ func (c *Conn) sendNew(n uint32, now int64) {
 	}
 	c.q = append(c.q, txSeg{seq: c.sndNxt, end: c.sndNxt + n})
 	j := len(c.q) - 1
+	if k := j + 3; k < cap(c.q) {
+		// The slot a later send will fill was last written a whole
+		// window of records ago (c.q slides, then moves back to its
+		// start): ask for it now, not when the send stalls on it.
+		prefetch.Lines(unsafe.Pointer(&c.q[:k+1][k]), 1)
+	}
 	s := c.dataSeg(j, now)
 	if c.ecnOK {
 		s.ECN = ECNECT0

@@ -1,9 +1,0 @@
-#include "textflag.h"
-
-// func prefetch(p *Packet)
-TEXT ·prefetch(SB), NOSPLIT|NOFRAME, $0-8
-	MOVQ	p+0(FP), AX
-	PREFETCHT0	(AX)
-	PREFETCHT0	64(AX)
-	PREFETCHT0	128(AX)
-	RET

@@ -26,6 +26,10 @@ var aimd10GFullFor = flag.Duration("aimd10gfull", 5*time.Second, "simulated time
 // split runs the AIMD benchmarks' cells split in two (Scenario.Split).
 var split = flag.String("split", "", "cut the AIMD benchmarks' cells in two: bottleneck or mixed (Scenario.Split)")
 
+// splitShared runs a split cell's two sides on one thread, as RunShard
+// does while another cell runs beside it (Scenario.SpareCore).
+var splitShared = flag.Bool("split-shared", false, "run a split cell's two sides on one thread, window after window (Scenario.SpareCore)")
+
 // benchCC is the algorithm of BenchmarkAIMD10G and BenchmarkAIMD10GFull:
 // another one (bbr) profiles what its hour costs on the same cell.
 var benchCC = flag.String("cc", NS2Reno, "congestion control of the 10G benchmarks (ns2-newreno, cubic, highspeed, bbr)")
@@ -114,6 +118,9 @@ func ccShort(b *testing.B, bw, cc string, d time.Duration) Scenario {
 	}
 	sc.Duration = d
 	sc.Split = *split
+	if *splitShared {
+		sc.SpareCore = func() bool { return false }
+	}
 	return sc
 }
 

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pseudocong/pseudocong/internal/workpool"
@@ -416,9 +417,19 @@ func RunShard(ctx context.Context, s *Spec, name string, o RunOptions) (*ShardDo
 		}
 		o.Progress(label, done, len(mine), sim, of, ev)
 	}
+	// A split cell takes a second core only while fewer cells run than
+	// there are workers: while another cell runs beside it, its two
+	// sides take turns on one thread (Scenario.SpareCore).
+	var running atomic.Int32
+	spare := func() bool { return int(running.Load()) < o.Workers }
 	results, err := workpool.Map(ctx, len(order), workpool.Options{Workers: max(o.Workers, 1)}, func(k int) (CellResult, error) {
+		running.Add(1)
+		defer running.Add(-1)
 		i := order[k]
 		c, sc := cells[i], scs[i]
+		if o.Workers > 1 {
+			sc.SpareCore = spare
+		}
 		if o.Progress != nil {
 			label := c.Label()
 			sc.ProgressEvery = max(sc.Duration/20, time.Millisecond)

@@ -84,6 +84,12 @@ type Scenario struct {
 	// order of simultaneous events, so its outcomes may differ from the
 	// serial run's within the noise, not to the bit. SplitNone: one loop.
 	Split string
+	// SpareCore, if set, is asked before each window of a split run
+	// whether a second core is free; if not, that window runs both sides
+	// on this thread, one after the other, with the same results
+	// (RunShard: while another cell runs beside this one). Nil: always
+	// two threads.
+	SpareCore func() bool
 }
 
 // RTT is the scenario's base round-trip time.
@@ -307,7 +313,7 @@ func (s Scenario) Run() (*Outcome, error) {
 	if s.Split != SplitNone {
 		sims[rcvSide] = newSim()
 		n.pools[rcvSide] = &netsim.Pool[pkt]{Init: initPkt}
-		h = &halves{sims: sims, pools: n.pools}
+		h = &halves{sims: sims, pools: n.pools, spare: s.SpareCore}
 	}
 	// Room for the options: timestamps (12) and SACK blocks on ACKs
 	// (at most 4 blocks, 36 B with the kind/length and padding).

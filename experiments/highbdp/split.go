@@ -164,6 +164,9 @@ type halves struct {
 	sims  [2]*clock.Sim
 	pools [2]*netsim.Pool[pkt]
 	ends  []*inbound // the cut links' far ends
+	// spare, if set, says before each window whether a second core is
+	// free for it (Scenario.SpareCore).
+	spare func() bool
 }
 
 // cut makes a cut link's far end on the side other than from, delivering
@@ -184,6 +187,12 @@ func (h *halves) cut(from int, deliver func(*netsim.Packet)) (*inbound, func(*ne
 // thread, and returns that thread's CPU time. each, if set, runs between
 // windows with both sides stopped (progress, cancellation); its error
 // stops the run.
+//
+// A window for which spare says no core is free runs both sides on the
+// calling thread, one after the other. The results are the same: within
+// a window neither side sees anything of the other's but what was handed
+// over before it. Two threads on one core would only take turns, and the
+// one waiting would spin away the other's time.
 func (h *halves) run(d, w time.Duration, each func(at time.Duration) error) (time.Duration, error) {
 	if w <= 0 {
 		return 0, fmt.Errorf("highbdp: split: window %v: want > 0 (the cut links' delay)", w)
@@ -216,11 +225,17 @@ func (h *halves) run(d, w time.Duration, each func(at time.Duration) error) (tim
 	k := uint64(0)
 	for at := time.Duration(0); at < d && err == nil; {
 		at = min(at+w, d)
-		k++
-		target = at
-		start.raise(k)
-		errSnd := h.sims[sndSide].TryRunUntil(epoch.Add(at))
-		done.await(k)
+		var errSnd error
+		if h.spare != nil && !h.spare() {
+			errSnd = h.sims[sndSide].TryRunUntil(epoch.Add(at))
+			errRcv = h.sims[rcvSide].TryRunUntil(epoch.Add(at))
+		} else {
+			k++
+			target = at
+			start.raise(k)
+			errSnd = h.sims[sndSide].TryRunUntil(epoch.Add(at))
+			done.await(k)
+		}
 		if err = errors.Join(errSnd, errRcv); err != nil {
 			break
 		}

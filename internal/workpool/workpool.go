@@ -67,7 +67,9 @@ feed:
 		select {
 		case jobs <- i:
 		case <-ctx.Done():
+			mu.Lock() // a worker may be setting it too (fed just as ctx ended)
 			skipped = true
+			mu.Unlock()
 			break feed
 		}
 	}

@@ -119,3 +119,19 @@ func TestMapCanceled(t *testing.T) {
 		t.Fatalf("cancel during the last job: %v", err)
 	}
 }
+
+// A context already ended: the feeder and the workers that were fed just
+// the same may both note the skip. Under the race detector this caught
+// the feeder's unlocked write (a soak run of experiments/highbdp's
+// TestSpecErrors, docs/ci.md round 14).
+func TestMapCanceledBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 200 {
+		var ran atomic.Int32
+		_, err := Map(ctx, 8, Options{Workers: 4}, func(int) (int, error) { ran.Add(1); return 0, nil })
+		if !errors.Is(err, context.Canceled) || ran.Load() != 0 {
+			t.Fatalf("error %v and %d jobs run, want context.Canceled and none", err, ran.Load())
+		}
+	}
+}

@@ -198,7 +198,8 @@ func (h *halves) run(d, w time.Duration, each func(at time.Duration) error) (tim
 		return 0, fmt.Errorf("highbdp: split: window %v: want > 0 (the cut links' delay)", w)
 	}
 	// Written before a raise, read after the matching await (the
-	// atomics order them).
+	// atomics order them). In a window both sides run on this thread,
+	// errRcv is this thread's: the sinks' goroutine waits for a raise.
 	var (
 		target time.Duration // the window's end; < 0: stop
 		errRcv error

@@ -15,8 +15,9 @@
 #              a loaded machine would skew
 #
 # Test output is go test -json summarised by tools/testsummary: package
-# lines, the whole output of failed tests, one "N passed, N failed, N
-# skipped" line per phase. Under CI=true a skipped test fails the phase.
+# lines, the output of failed tests (long log blocks cut; the whole of it
+# in $FAILED_OUTPUT, below), one "N passed, N failed, N skipped" line per
+# phase. Under CI=true a skipped test fails the phase.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:/usr/local/sbin:/usr/sbin:/sbin"
@@ -38,6 +39,10 @@ if [ -n "${PSEUDOCONG_TEST_ARTIFACTS:-}" ]; then
 	mkdir -p "$PSEUDOCONG_TEST_ARTIFACTS"
 	ARTIFACTS=(-artifacts -outputdir "$(cd "$PSEUDOCONG_TEST_ARTIFACTS" && pwd)")
 fi
+# The whole output of this run's failed tests, every phase's.
+FAILED_OUTPUT=${PSEUDOCONG_TEST_ARTIFACTS:+$(cd "$PSEUDOCONG_TEST_ARTIFACTS" && pwd)}
+FAILED_OUTPUT=${FAILED_OUTPUT:-$PWD/bin}/failed-tests.txt
+rm -f "$FAILED_OUTPUT"
 
 phase() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
 
@@ -46,7 +51,7 @@ phase() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
 # simulations it skips run in the integration phase.
 summary() {
 	"$GO" build -o "$TOOLS/testsummary" ./tools/testsummary
-	local flags=()
+	local flags=(-full "$FAILED_OUTPUT")
 	[ "${CI:-}" = true ] && [ "${1:-}" != allow-short ] && flags+=(-no-skip)
 	"$TOOLS/testsummary" "${flags[@]}"
 }

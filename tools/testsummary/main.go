@@ -1,7 +1,12 @@
 // Command testsummary reads `go test -json` on stdin and prints what a
-// person reading CI needs: every package's result line, the whole output
-// of every failed test, build errors, and one closing line
-// "N passed, N failed, N skipped". It exits non-zero when any test or
+// person reading CI needs: every package's result line, the output of
+// every failed test, build errors, and one closing line
+// "N passed, N failed, N skipped". A failed test's long log blocks (a
+// message's continuation lines, past foldAt) are cut to their first and
+// last lines, so that its error lines survive a CI log shown in part: a
+// red CI once showed a test's 40-line process logs and a fitted profile,
+// and cut the one line that said what failed. With -full FILE the whole
+// output of every failed test is appended to FILE too. It exits non-zero when any test or
 // package failed, when the stream had no test at all, or — with
 // -no-skip — when any test skipped: CI runs every test against real
 // peers, and a skip there hides a missing one.
@@ -39,8 +44,19 @@ type summary struct {
 
 func main() {
 	noSkip := flag.Bool("no-skip", false, "fail when any test skipped")
+	full := flag.String("full", "", "append the whole output of every failed test to this file")
 	flag.Parse()
-	s, err := run(os.Stdin, os.Stdout)
+	var fullOut io.Writer
+	if *full != "" {
+		f, err := os.OpenFile(*full, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testsummary:", err)
+			os.Exit(2)
+		}
+		defer f.Close() // os.Exit below skips it; every write is unbuffered
+		fullOut = f
+	}
+	s, err := run(os.Stdin, os.Stdout, fullOut, *full)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testsummary:", err)
 		os.Exit(2)
@@ -65,7 +81,10 @@ func main() {
 	os.Exit(code)
 }
 
-func run(in io.Reader, out io.Writer) (summary, error) {
+// run reads the stream from in and writes the summary to out; full, if
+// not nil, gets every failed test's whole output (fullName is its name,
+// for the note where a block is cut).
+func run(in io.Reader, out, full io.Writer, fullName string) (summary, error) {
 	var s summary
 	outputs := map[key][]string{}
 	sc := bufio.NewScanner(in)
@@ -112,13 +131,51 @@ func run(in io.Reader, out io.Writer) (summary, error) {
 			}
 			s.failed++
 			fmt.Fprintf(out, "--- FAIL: %s %s\n", e.Package, e.Test)
-			for _, o := range outputs[k] {
-				fmt.Fprint(out, o)
+			lines := strings.SplitAfter(strings.Join(outputs[k], ""), "\n")
+			writeFolded(out, lines, fullName)
+			if full != nil {
+				fmt.Fprintf(full, "--- FAIL: %s %s\n%s", e.Package, e.Test, strings.Join(lines, ""))
 			}
 			delete(outputs, k)
 		}
 	}
 	return s, sc.Err()
+}
+
+// A run of continuation lines (indented 8 spaces or more: the second
+// and later lines of one t.Log message, or a subtest's) longer than foldAt
+// is shown as its first foldHead and last foldTail lines.
+const (
+	foldAt   = 20
+	foldHead = 12
+	foldTail = 4
+)
+
+// writeFolded writes a failed test's output lines with long continuation
+// runs folded (see foldAt).
+func writeFolded(out io.Writer, lines []string, fullName string) {
+	where := "run the test with -v for them"
+	if fullName != "" {
+		where = "all of them in " + fullName
+	}
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && strings.HasPrefix(lines[j], "        ") {
+			j++
+		}
+		if j-i > foldAt {
+			fmt.Fprint(out, strings.Join(lines[i:i+foldHead], ""))
+			fmt.Fprintf(out, "        [... %d lines cut by testsummary; %s]\n", j-i-foldHead-foldTail, where)
+			fmt.Fprint(out, strings.Join(lines[j-foldTail:j], ""))
+		} else {
+			fmt.Fprint(out, strings.Join(lines[i:j], ""))
+		}
+		if j == i {
+			fmt.Fprint(out, lines[j])
+			j++
+		}
+		i = j
+	}
 }
 
 // lastReason is the skip message: the last output line before the skip.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -21,7 +23,7 @@ func TestRunCountsAndShowsFailures(t *testing.T) {
 		`not json`,
 	}, "\n")
 	var out strings.Builder
-	s, err := run(strings.NewReader(in), &out)
+	s, err := run(strings.NewReader(in), &out, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,5 +40,43 @@ func TestRunCountsAndShowsFailures(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "=== RUN") {
 		t.Errorf("output shows passing tests' lines:\n%s", out.String())
+	}
+}
+
+// A failed test's long log block is cut, its error line after the block
+// kept, and the whole output goes to the -full writer.
+func TestRunFoldsLongBlocks(t *testing.T) {
+	ev := func(out string) string {
+		return `{"Action":"output","Package":"p","Test":"TestD","Output":` + strconv.Quote(out) + `}`
+	}
+	lines := []string{ev("=== RUN   TestD\n"), ev("    d_test.go:1: process log:\n")}
+	for i := range 100 {
+		lines = append(lines, ev(fmt.Sprintf("        log line %d\n", i)))
+	}
+	lines = append(lines, ev("    d_test.go:2: the error\n"), ev("--- FAIL: TestD (1.00s)\n"),
+		`{"Action":"fail","Package":"p","Test":"TestD"}`)
+	var out, full strings.Builder
+	if _, err := run(strings.NewReader(strings.Join(lines, "\n")), &out, &full, "F"); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"d_test.go:1: process log:", "log line 0\n", "log line 11\n", "[... 84 lines cut by testsummary; all of them in F]",
+		"log line 96\n", "log line 99\n", "d_test.go:2: the error"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	for _, cut := range []string{"log line 12\n", "log line 95\n"} {
+		if strings.Contains(got, cut) {
+			t.Errorf("summary has %q, which is inside the cut", cut)
+		}
+	}
+	for i := range 100 {
+		if want := fmt.Sprintf("        log line %d\n", i); !strings.Contains(full.String(), want) {
+			t.Fatalf("full output lacks %q", want)
+		}
+	}
+	if !strings.Contains(full.String(), "d_test.go:2: the error") {
+		t.Errorf("full output lacks the error line")
 	}
 }

@@ -34,14 +34,16 @@ mkdir -p "$TOOLS"
 # PSEUDOCONG_TEST_ARTIFACTS=DIR keeps what failed tests save with
 # t.ArtifactDir (e.g. the packet capture of a failed capture check) under
 # DIR; scripts/ci-soak.sh sets it per run. Unset, they are deleted.
+# The whole output of this run's failed tests, every phase's, goes to
+# FAILED_OUTPUT: in that DIR when it is set, in bin/ otherwise.
 ARTIFACTS=()
+FAILED_OUTPUT=$PWD/bin/failed-tests.txt
 if [ -n "${PSEUDOCONG_TEST_ARTIFACTS:-}" ]; then
 	mkdir -p "$PSEUDOCONG_TEST_ARTIFACTS"
-	ARTIFACTS=(-artifacts -outputdir "$(cd "$PSEUDOCONG_TEST_ARTIFACTS" && pwd)")
+	art_dir=$(cd "$PSEUDOCONG_TEST_ARTIFACTS" && pwd)
+	ARTIFACTS=(-artifacts -outputdir "$art_dir")
+	FAILED_OUTPUT=$art_dir/failed-tests.txt
 fi
-# The whole output of this run's failed tests, every phase's.
-FAILED_OUTPUT=${PSEUDOCONG_TEST_ARTIFACTS:+$(cd "$PSEUDOCONG_TEST_ARTIFACTS" && pwd)}
-FAILED_OUTPUT=${FAILED_OUTPUT:-$PWD/bin}/failed-tests.txt
 rm -f "$FAILED_OUTPUT"
 
 phase() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }

@@ -6,10 +6,10 @@
 // last lines, so that its error lines survive a CI log shown in part: a
 // red CI once showed a test's 40-line process logs and a fitted profile,
 // and cut the one line that said what failed. With -full FILE the whole
-// output of every failed test is appended to FILE too. It exits non-zero when any test or
-// package failed, when the stream had no test at all, or — with
-// -no-skip — when any test skipped: CI runs every test against real
-// peers, and a skip there hides a missing one.
+// output of every failed test is appended to FILE too. It exits non-zero
+// when any test or package failed, when the stream had no test at all,
+// or — with -no-skip — when any test skipped: CI runs every test against
+// real peers, and a skip there hides a missing one.
 //
 //	go test -json ./... | go run ./tools/testsummary -no-skip
 package main
@@ -53,8 +53,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "testsummary:", err)
 			os.Exit(2)
 		}
-		defer f.Close() // os.Exit below skips it; every write is unbuffered
-		fullOut = f
+		fullOut = f // never closed: os.Exit ends the process, and every write is unbuffered
 	}
 	s, err := run(os.Stdin, os.Stdout, fullOut, *full)
 	if err != nil {
@@ -131,10 +130,10 @@ func run(in io.Reader, out, full io.Writer, fullName string) (summary, error) {
 			}
 			s.failed++
 			fmt.Fprintf(out, "--- FAIL: %s %s\n", e.Package, e.Test)
-			lines := strings.SplitAfter(strings.Join(outputs[k], ""), "\n")
-			writeFolded(out, lines, fullName)
+			text := strings.Join(outputs[k], "")
+			writeFolded(out, strings.SplitAfter(text, "\n"), fullName)
 			if full != nil {
-				fmt.Fprintf(full, "--- FAIL: %s %s\n%s", e.Package, e.Test, strings.Join(lines, ""))
+				fmt.Fprintf(full, "--- FAIL: %s %s\n%s", e.Package, e.Test, text)
 			}
 			delete(outputs, k)
 		}
@@ -159,8 +158,13 @@ func writeFolded(out io.Writer, lines []string, fullName string) {
 		where = "all of them in " + fullName
 	}
 	for i := 0; i < len(lines); {
-		j := i
-		for j < len(lines) && strings.HasPrefix(lines[j], "        ") {
+		if !continuation(lines[i]) {
+			fmt.Fprint(out, lines[i])
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(lines) && continuation(lines[j]) {
 			j++
 		}
 		if j-i > foldAt {
@@ -170,13 +174,11 @@ func writeFolded(out io.Writer, lines []string, fullName string) {
 		} else {
 			fmt.Fprint(out, strings.Join(lines[i:j], ""))
 		}
-		if j == i {
-			fmt.Fprint(out, lines[j])
-			j++
-		}
 		i = j
 	}
 }
+
+func continuation(line string) bool { return strings.HasPrefix(line, "        ") }
 
 // lastReason is the skip message: the last output line before the skip.
 func lastReason(lines []string) string {

@@ -51,9 +51,9 @@ type ovsCell struct {
 // ovs-netdev predict OVS?"), the simulator's median was 0.71-1.48× OVS's
 // at 10 and 100 pps and in the ascending cell, and a factor of 2 was
 // asserted; then OVS's level moved on another day's host (the simulator
-// at 0.57-0.83× in four busy runs) and CI failed once, likely on it. A factor of
-// 4 still tells the broken set-up from a slow day. 1 000 and 5 000 pps
-// ranged 0.33-1.91× and are only logged.
+// at 0.57-0.83× in four busy runs) and CI failed once, likely on it. A
+// factor of 4 still tells the broken set-up from a slow day. 1 000 and
+// 5 000 pps ranged 0.33-1.91× and are only logged.
 var ovsCells = []ovsCell{
 	{"table1-10pps", 30, 10, 4},
 	{"table1-100pps", 200, 100, 4},

@@ -46,6 +46,16 @@ type Result struct {
 	// RetransmitsAll is the sender namespace's TcpRetransSegs over the
 	// whole run, the omitted start (slow start) included (nstat).
 	RetransmitsAll uint64
+	// Recoveries is the sender namespace's fast recoveries over the whole
+	// run (TcpExtTCPSackRecovery + TcpExtTCPRenoRecovery): its loss
+	// episodes, each one window reduction, however many segments each
+	// retransmits.
+	Recoveries uint64
+	// HyStartExits is how many times CUBIC's HyStart ended a slow start
+	// over the run (TcpExtTCPHystartTrainDetect + DelayDetect), and
+	// HyStartCwnd the sum of the windows it ended them at (the kernel adds
+	// each exit's cwnd to TcpExtTCPHystart{Train,Delay}Cwnd).
+	HyStartExits, HyStartCwnd uint64
 	// Series is the receiver's goodput per Interval, omitted intervals
 	// included, Mbit/s.
 	Series []float64
@@ -132,7 +142,7 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 		}
 		time.Sleep(50 * time.Millisecond) // polling, not asserting
 	}
-	before, err := retransSegs(sender)
+	before, err := readSenderMIB(sender)
 	if err != nil {
 		return nil, err
 	}
@@ -167,14 +177,14 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 		return nil, fmt.Errorf("livetcp: iperf3 client: %w", err)
 	}
 	omitTimer := time.AfterFunc(r.Omit, func() {
-		v, err := retransSegs(sender)
+		v, err := readSenderMIB(sender)
 		omitErr = err
-		atOmit <- v
+		atOmit <- v.retrans
 	})
 	err = client.Wait()
 	out := stdout.Bytes()
 	if omitTimer.Stop() {
-		atOmit <- before
+		atOmit <- before.retrans
 	}
 	omitV := <-atOmit
 	if omitErr != nil {
@@ -187,12 +197,14 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	if err != nil || j.Error != "" {
 		return nil, fmt.Errorf("livetcp: iperf3 %s: %v %s", strings.Join(args[3:], " "), err, j.Error)
 	}
-	after, err := retransSegs(sender)
+	after, err := readSenderMIB(sender)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{GoodputMbps: j.End.SumReceived.BitsPerSecond / 1e6, Seconds: j.End.SumReceived.Seconds,
-		Retransmits: after - omitV, RetransmitsAll: after - before, SenderCC: j.End.SenderCC, ReceiverCC: j.End.ReceiverCC}
+		Retransmits: after.retrans - omitV, RetransmitsAll: after.retrans - before.retrans,
+		Recoveries: after.recoveries - before.recoveries, HyStartExits: after.hystartExits - before.hystartExits,
+		HyStartCwnd: after.hystartCwnd - before.hystartCwnd, SenderCC: j.End.SenderCC, ReceiverCC: j.End.ReceiverCC}
 	for _, st := range j.End.Streams {
 		res.StreamsMbps = append(res.StreamsMbps, st.Receiver.BitsPerSecond/1e6)
 	}
@@ -209,20 +221,53 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	return res, nil
 }
 
-// retransSegs is a namespace's TcpRetransSegs (nstat, absolute, without
+// senderMIB is the part of a namespace's TCP counters a run reports,
+// absolute (every connection in the namespace since it was made).
+type senderMIB struct {
+	retrans, recoveries, hystartExits, hystartCwnd uint64
+}
+
+// mibCounters are the nstat names a senderMIB is made of.
+var mibCounters = []string{"TcpRetransSegs", "TcpExtTCPSackRecovery", "TcpExtTCPRenoRecovery",
+	"TcpExtTCPHystartTrainDetect", "TcpExtTCPHystartDelayDetect", "TcpExtTCPHystartTrainCwnd", "TcpExtTCPHystartDelayCwnd"}
+
+// readSenderMIB reads a namespace's counters (nstat, absolute, without
 // touching its history file).
-func retransSegs(netns string) (uint64, error) {
-	out, err := exec.Command("ip", "netns", "exec", netns, "nstat", "-asz", "TcpRetransSegs").Output()
+func readSenderMIB(netns string) (senderMIB, error) {
+	args := append([]string{"netns", "exec", netns, "nstat", "-asz"}, mibCounters...)
+	out, err := exec.Command("ip", args...).Output()
 	if err != nil {
-		return 0, fmt.Errorf("livetcp: nstat in %s: %w", netns, err)
+		return senderMIB{}, fmt.Errorf("livetcp: nstat in %s: %w", netns, err)
 	}
-	for _, l := range strings.Split(string(out), "\n") {
+	return parseSenderMIB(string(out))
+}
+
+// parseSenderMIB reads nstat's "name value rate" lines; every one of
+// mibCounters must be there.
+func parseSenderMIB(out string) (senderMIB, error) {
+	v := map[string]uint64{}
+	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
-		if len(f) >= 2 && f[0] == "TcpRetransSegs" {
-			return strconv.ParseUint(f[1], 10, 64)
+		if len(f) < 2 {
+			continue
+		}
+		n, err := strconv.ParseUint(f[1], 10, 64)
+		if err != nil {
+			return senderMIB{}, fmt.Errorf("livetcp: nstat line %q: %w", l, err)
+		}
+		v[f[0]] = n
+	}
+	for _, name := range mibCounters {
+		if _, ok := v[name]; !ok {
+			return senderMIB{}, fmt.Errorf("livetcp: no %s in nstat output: %q", name, out)
 		}
 	}
-	return 0, fmt.Errorf("livetcp: no TcpRetransSegs in nstat output in %s: %q", netns, out)
+	return senderMIB{
+		retrans:      v["TcpRetransSegs"],
+		recoveries:   v["TcpExtTCPSackRecovery"] + v["TcpExtTCPRenoRecovery"],
+		hystartExits: v["TcpExtTCPHystartTrainDetect"] + v["TcpExtTCPHystartDelayDetect"],
+		hystartCwnd:  v["TcpExtTCPHystartTrainCwnd"] + v["TcpExtTCPHystartDelayCwnd"],
+	}, nil
 }
 
 // iperfInterval is one of iperf3's -i reports.

@@ -3,6 +3,7 @@ package livetcp
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,6 +82,36 @@ func TestIperfWholeSeconds(t *testing.T) {
 	} {
 		if err := c.r.check(); (err == nil) != c.ok {
 			t.Errorf("%+v: error %v, want ok %v", c.r, err, c.ok)
+		}
+	}
+}
+
+// nstatOut is nstat 6.x's -asz output for the counters readSenderMIB
+// asks for, as printed here (a namespace after one CUBIC run).
+const nstatOut = `#kernel
+TcpRetransSegs                  27                 0.0
+TcpExtTCPRenoRecovery           1                  0.0
+TcpExtTCPSackRecovery           10                 0.0
+TcpExtTCPHystartTrainDetect     0                  0.0
+TcpExtTCPHystartTrainCwnd       0                  0.0
+TcpExtTCPHystartDelayDetect     1                  0.0
+TcpExtTCPHystartDelayCwnd       50                 0.0
+`
+
+func TestParseSenderMIB(t *testing.T) {
+	m, err := parseSenderMIB(nstatOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (senderMIB{retrans: 27, recoveries: 11, hystartExits: 1, hystartCwnd: 50}); m != want {
+		t.Errorf("got %+v, want %+v", m, want)
+	}
+	for _, bad := range []string{
+		strings.Replace(nstatOut, "TcpExtTCPRenoRecovery", "TcpExtTCPRenoRecoveryFail", 1),
+		strings.Replace(nstatOut, "27 ", "x7 ", 1),
+	} {
+		if _, err := parseSenderMIB(bad); err == nil {
+			t.Errorf("no error for %q", bad)
 		}
 	}
 }

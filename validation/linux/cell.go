@@ -99,8 +99,16 @@ type Side struct {
 	// Drops is the bottleneck queue's drops (ours: the qdisc's; live: the
 	// switch's drop counters over the run).
 	Drops uint64
+	// Recoveries is every flow's fast recoveries (loss episodes, each one
+	// window reduction): TcpExtTCPSackRecovery + TCPRenoRecovery live,
+	// the Stats of the same names ours.
+	Recoveries uint64
 	// Timeouts is RTO expiries (ours only; live: not measured).
 	Timeouts uint64
+	// HyStartCwnd is the mean window, in segments, at which CUBIC's
+	// HyStart ended the flows' slow starts (live only: the kernel's
+	// TcpExtTCPHystart* counters); 0 if it never did.
+	HyStartCwnd float64
 	// Streams is each flow's goodput.
 	Streams []float64
 }

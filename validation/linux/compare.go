@@ -48,6 +48,13 @@ func RetransAgree(ours, linux uint64, tol float64) bool {
 	return (ours <= SmallRetrans && linux <= SmallRetrans) || Within(float64(ours), float64(linux), tol)
 }
 
+// RecoveriesAgree is the loss-episode verdict: within ±tol, or at most
+// one apart (a 7-s cell has about ten; one more or less is the count's
+// grain, not a difference).
+func RecoveriesAgree(ours, linux uint64, tol float64) bool {
+	return max(ours, linux)-min(ours, linux) <= 1 || Within(float64(ours), float64(linux), tol)
+}
+
 // Misses names the measures outside ±tol: "goodput0", "aggregate",
 // "retrans".
 func (r Row) Misses(tol float64) []string { return misses(r.Ours, r.Linux, tol) }
@@ -76,11 +83,17 @@ func misses(ours, linux Side, tol float64) []string {
 
 // Clues are the facts beside a miss that point at its cause: the
 // bottleneck's drops on both sides (more retransmissions than drops are
-// spurious or repeated ones), our RTO expiries (Linux repairs most tail
+// spurious or repeated ones), the loss episodes (recoveries) and where
+// Linux's HyStart ended slow start (the retransmissions of a short
+// CUBIC run follow that window: docs/tcp-validation.md), our RTO expiries (Linux repairs most tail
 // losses with RACK/TLP, which our sender lacks), the flows' split.
 func (r Row) Clues() string {
 	var c []string
 	c = append(c, fmt.Sprintf("drops ours %d / Linux %d", r.Ours.Drops, r.Linux.Drops))
+	c = append(c, fmt.Sprintf("recoveries ours %d / Linux %d", r.Ours.Recoveries, r.Linux.Recoveries))
+	if r.Linux.HyStartCwnd > 0 {
+		c = append(c, fmt.Sprintf("Linux's HyStart ended slow start at cwnd %.0f", r.Linux.HyStartCwnd))
+	}
 	if r.Ours.Retrans > r.Ours.Drops+SmallRetrans {
 		c = append(c, fmt.Sprintf("ours retransmits %d more than it lost", r.Ours.Retrans-r.Ours.Drops))
 	}

@@ -26,6 +26,10 @@ func TestRatioAndWithin(t *testing.T) {
 	if !RetransAgree(0, SmallRetrans, Tolerance) || RetransAgree(0, SmallRetrans+1, Tolerance) || !RetransAgree(100, 88, Tolerance) || RetransAgree(100, 80, Tolerance) {
 		t.Error("RetransAgree disagrees with its contract")
 	}
+	// Recoveries: one apart always agrees; two apart only within ±15 %.
+	if !RecoveriesAgree(1, 2, Tolerance) || RecoveriesAgree(8, 10, Tolerance) || !RecoveriesAgree(13, 15, Tolerance) || !RecoveriesAgree(12, 13, Tolerance) {
+		t.Error("RecoveriesAgree disagrees with its contract")
+	}
 }
 
 func TestTableListsEveryMiss(t *testing.T) {
@@ -35,7 +39,7 @@ func TestTableListsEveryMiss(t *testing.T) {
 		{Cell: c, Ours: Side{Goodput0: 4.8, Aggregate: 9.6, Retrans: 70, Streams: []float64{4.8, 4.8}},
 			Linux: Side{Goodput0: 4.7, Aggregate: 9.5, Retrans: 75, Streams: []float64{4.7, 4.8}}, Anchor: &anchor},
 		{Cell: c, Ours: Side{Goodput0: 4.8, Aggregate: 9.6, Retrans: 70, Timeouts: 3},
-			Linux: Side{Goodput0: 3.0, Aggregate: 7.6, Retrans: 200, Drops: 120}, Anchor: &anchor},
+			Linux: Side{Goodput0: 3.0, Aggregate: 7.6, Retrans: 200, Drops: 120, Recoveries: 9, HyStartCwnd: 49.5}, Anchor: &anchor},
 	}
 	if m := rows[0].Misses(Tolerance); len(m) != 0 {
 		t.Errorf("row 0 misses %v, want none", m)
@@ -49,7 +53,7 @@ func TestTableListsEveryMiss(t *testing.T) {
 	for _, want := range []string{
 		"| 2× reno 10 Mbit/s 20ms q17 | 4.80 / 4.70 | 1.02 |", "| ok |",
 		"miss: goodput0, aggregate, retrans", "1 of 2 cells within ±15 %", "2 within ±15 % of Linux through the kernel's tbf",
-		"our RTOs 3", "Linux retransmits 80 more than the switch dropped", "Linux at 76 % of the link",
+		"our RTOs 3", "recoveries ours 0 / Linux 9", "HyStart ended slow start at cwnd 50", "Linux retransmits 80 more than the switch dropped", "Linux at 76 % of the link",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -90,11 +94,14 @@ func TestSimDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Aggregate != b.Aggregate || a.Retrans != b.Retrans || a.Goodput0 != b.Goodput0 {
+	if a.Aggregate != b.Aggregate || a.Retrans != b.Retrans || a.Recoveries != b.Recoveries || a.Goodput0 != b.Goodput0 {
 		t.Errorf("two runs differ: %+v / %+v", a, b)
 	}
 	if len(a.Streams) != 2 || math.Abs(a.Streams[0]+a.Streams[1]-a.Aggregate) > 1e-9 || a.Goodput0 != a.Streams[0] {
 		t.Errorf("streams %v, aggregate %v, goodput0 %v", a.Streams, a.Aggregate, a.Goodput0)
+	}
+	if a.Recoveries == 0 || a.Recoveries > a.Retrans {
+		t.Errorf("%d recoveries for %d retransmissions: each recovery retransmits at least once", a.Recoveries, a.Retrans)
 	}
 	if a.Aggregate <= 0 || a.Aggregate > 10 {
 		t.Errorf("aggregate %v Mbit/s on a 10 Mbit/s link", a.Aggregate)

@@ -3,6 +3,7 @@
 package linux
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -20,12 +21,22 @@ var ciSetting = Setting{Rate: 10e6, RTT: 20 * time.Millisecond}
 const ciDuration = 7 * time.Second
 
 // retransFactor bounds ours against Linux's retransmissions where they
-// are compared (loss-based CC, against Linux through the kernel's tbf).
-// Over 10 runs of this test here Linux's counts spread over 42–69 (reno)
-// and 26–65 (CUBIC) against ours' 58 and 35-or-58, ratios 0.84–1.38 and
-// 0.60–1.35 (docs/tcp-validation.md, "Against Linux"): CUBIC's extremes
-// are 2.5× apart, so a factor of 2.5 either way fails a real difference,
-// not that noise. The issue's ±15 % is logged beside it.
+// are compared (reno against Linux through the kernel's tbf). Over 10
+// runs of this test here Linux's counts spread over 42–69 against ours'
+// 58, ratios 0.84–1.38 (docs/tcp-validation.md, "Against Linux"), so a
+// factor of 2.5 either way fails a real difference, not that noise. The
+// issue's ±15 % is logged beside it.
+//
+// CUBIC's retransmissions are logged, not bounded: in a 7-s run they are
+// set by the window at which HyStart ends slow start, and live that
+// follows the delay line's wall-clock jitter (a late timer is a delay
+// sample). Over 32 runs here (20 idle, 12 with both cores busy) Linux's
+// exit came at cwnd 49–51 in 28 (25–29 retransmissions), at 43 in 3 (53)
+// and at 28 in one (10, the count of the CI run that failed at a ratio
+// of 3.5); ours exits at 56 (35). Linux's recoveries were 9–11 in every
+// run, ours 10; reno's 13 in 12 of 12, ours 12. The recoveries, the loss
+// episodes that set the window, are what both loss-based cells hold to
+// Linux (RecoveriesAgree).
 const retransFactor = 2.5
 
 // TestSerialLinuxDumbbell runs kernel TCP through the live dumbbell and
@@ -34,7 +45,8 @@ const retransFactor = 2.5
 //   - BBR through our switch: flow goodput within the issue's ±15 %.
 //   - Reno and CUBIC against Linux through the kernel's tbf (the anchor:
 //     the same path with the kernel's shaper as the bottleneck): goodput
-//     within ±15 %, retransmissions within retransFactor (±15 % logged).
+//     and fast recoveries within ±15 % (recoveries: or one apart), and
+//     reno's retransmissions within retransFactor (±15 % logged).
 //   - Reno through our switch: goodput within ±15 % too. (Before the
 //     egress shaper kept what late wake-ups owe a backlogged line, Linux's
 //     loss-based flows got about 80 % of the link through it here, against
@@ -88,9 +100,14 @@ func TestSerialLinuxDumbbell(t *testing.T) {
 	kReno, kCubic := run(kern, "reno"), run(kern, "cubic")
 
 	report := func(what string, o, l Side) {
-		t.Logf("%s: goodput ours %.2f / Linux %.2f Mbit/s (%.3f), retrans ours %d / Linux %d (%s), drops ours %d / Linux %d, ±15 %%: %v",
+		hy := ""
+		if l.HyStartCwnd > 0 {
+			hy = fmt.Sprintf(", Linux's HyStart exit at cwnd %.0f", l.HyStartCwnd)
+		}
+		t.Logf("%s: goodput ours %.2f / Linux %.2f Mbit/s (%.3f), retrans ours %d / Linux %d (%s), recoveries ours %d / Linux %d, drops ours %d / Linux %d%s, ±15 %%: %v",
 			what, o.Goodput0, l.Goodput0, Ratio(o.Goodput0, l.Goodput0), o.Retrans, l.Retrans,
-			ratioStr(Ratio(float64(o.Retrans), float64(l.Retrans))), o.Drops, l.Drops, verdict(misses(o, l, Tolerance)))
+			ratioStr(Ratio(float64(o.Retrans), float64(l.Retrans))), o.Recoveries, l.Recoveries, o.Drops, l.Drops, hy,
+			verdict(misses(o, l, Tolerance)))
 	}
 	report("bbr through our switch", ours["bbr"], swBBR)
 	report("reno through our switch", ours["reno"], swReno)
@@ -111,11 +128,15 @@ func TestSerialLinuxDumbbell(t *testing.T) {
 		what string
 		o, l Side
 	}{{"reno through the kernel's tbf", ours["reno"], kReno}, {"cubic through the kernel's tbf", ours["cubic"], kCubic}} {
-		r := Ratio(float64(x.o.Retrans), float64(x.l.Retrans))
-		small := x.o.Retrans <= SmallRetrans && x.l.Retrans <= SmallRetrans
-		if !small && !(r >= 1/retransFactor && r <= retransFactor) {
-			t.Errorf("%s: retransmissions ours %d vs Linux %d: ratio %s, outside a factor %.1f", x.what, x.o.Retrans, x.l.Retrans, ratioStr(r), retransFactor)
+		if !RecoveriesAgree(x.o.Recoveries, x.l.Recoveries, Tolerance) {
+			t.Errorf("%s: recoveries ours %d vs Linux %d: outside ±15 %% and more than one apart", x.what, x.o.Recoveries, x.l.Recoveries)
 		}
+	}
+	o, l := ours["reno"], kReno
+	r := Ratio(float64(o.Retrans), float64(l.Retrans))
+	small := o.Retrans <= SmallRetrans && l.Retrans <= SmallRetrans
+	if !small && !(r >= 1/retransFactor && r <= retransFactor) {
+		t.Errorf("reno through the kernel's tbf: retransmissions ours %d vs Linux %d: ratio %s, outside a factor %.1f", o.Retrans, l.Retrans, ratioStr(r), retransFactor)
 	}
 }
 

@@ -197,8 +197,9 @@ func (l *Live) checkMTU() error {
 // Run runs one cell live: iperf3 -P Flows for Duration from the client
 // host to the server host, both namespaces' default congestion control
 // and the socket's (-C) set to the cell's algorithm; goodput is the
-// receiver's over the whole run (no -O), retransmissions the client
-// namespace's TcpRetransSegs over the whole run.
+// receiver's over the whole run (no -O), retransmissions, recoveries
+// and HyStart's exits the client namespace's counters over the whole
+// run.
 func (l *Live) Run(ctx context.Context, c Cell) (Side, error) {
 	if err := c.check(); err != nil {
 		return Side{}, err
@@ -231,7 +232,11 @@ func (l *Live) Run(ctx context.Context, c Cell) (Side, error) {
 	if err != nil {
 		return Side{}, err
 	}
-	s := Side{Goodput0: r.StreamsMbps[0], Aggregate: r.GoodputMbps, Retrans: r.RetransmitsAll, Streams: r.StreamsMbps}
+	s := Side{Goodput0: r.StreamsMbps[0], Aggregate: r.GoodputMbps, Retrans: r.RetransmitsAll,
+		Recoveries: r.Recoveries, Streams: r.StreamsMbps}
+	if r.HyStartExits > 0 {
+		s.HyStartCwnd = float64(r.HyStartCwnd) / float64(r.HyStartExits)
+	}
 	for k, v := range after {
 		// The queue under test only: the forward port's qdisc drops
 		// (the switch counts each again as a tx_error); with the kernel
@@ -256,7 +261,8 @@ func (l *Live) Run(ctx context.Context, c Cell) (Side, error) {
 		s.Drops += d - tbfBefore
 	}
 	l.log().Info("live cell", "cell", c.Key(), "goodput0", s.Goodput0, "aggregate", s.Aggregate,
-		"retrans", s.Retrans, "drops", s.Drops, "streams", fmt.Sprint(s.Streams))
+		"retrans", s.Retrans, "recoveries", s.Recoveries, "drops", s.Drops, "hystart_cwnd", s.HyStartCwnd,
+		"streams", fmt.Sprint(s.Streams))
 	return s, nil
 }
 

@@ -63,6 +63,7 @@ func Sim(c Cell, seed uint64) (Side, error) {
 		}
 		s.Aggregate += f.GoodputMbps
 		s.Retrans += f.Retransmits
+		s.Recoveries += f.Stats.TCPSackRecovery + f.Stats.TCPRenoRecovery
 		s.Timeouts += f.Timeouts
 		s.Streams = append(s.Streams, f.GoodputMbps)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pseudocong/pseudocong/internal/nstat"
 	"github.com/pseudocong/pseudocong/internal/testenv"
 	"github.com/pseudocong/pseudocong/testbed"
 )
@@ -275,19 +276,11 @@ func tcpCounters(t *testing.T, topo *testbed.Topology) [][2]float64 {
 	t.Helper()
 	out := make([][2]float64, vccSenders)
 	for i, h := range topo.Hosts[:vccSenders] {
-		for _, line := range strings.Split(nsExec(t, h.Netns, "nstat", "-az", "TcpRetransSegs", "TcpExtTCPTimeouts"), "\n") {
-			f := strings.Fields(line)
-			if len(f) < 2 {
-				continue
-			}
-			v, _ := strconv.ParseFloat(f[1], 64)
-			switch f[0] {
-			case "TcpRetransSegs":
-				out[i][0] = v
-			case "TcpExtTCPTimeouts":
-				out[i][1] = v
-			}
+		c, err := nstat.Read(t.Context(), h.Netns, "TcpRetransSegs", "TcpExtTCPTimeouts")
+		if err != nil {
+			t.Fatal(err)
 		}
+		out[i] = [2]float64{float64(c["TcpRetransSegs"]), float64(c["TcpExtTCPTimeouts"])}
 	}
 	return out
 }

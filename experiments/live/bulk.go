@@ -215,7 +215,7 @@ func bulkRun(ctx context.Context, cfg BulkConfig, topo *testbed.Topology, bp Bul
 	if err := barrier(ctx, st.mgmtAddr); err != nil {
 		return nil, errors.Join(err, st.alive())
 	}
-	before, err := nstat(ctx, h1.Netns)
+	before, err := readNstat(ctx, h1.Netns)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func bulkRun(ctx context.Context, cfg BulkConfig, topo *testbed.Topology, bp Bul
 	if err := st.alive(); err != nil {
 		return nil, err
 	}
-	after, err := nstat(ctx, h1.Netns)
+	after, err := readNstat(ctx, h1.Netns)
 	if err != nil {
 		return nil, err
 	}

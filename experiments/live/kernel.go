@@ -101,7 +101,7 @@ func (r *runner) kernel(ctx context.Context, k KernelRun, v KernelVariant) (_ *K
 
 	var before [2]map[string]float64
 	for i, h := range []testbed.Host{h1, h2} {
-		if before[i], err = nstat(ctx, h.Netns); err != nil {
+		if before[i], err = readNstat(ctx, h.Netns); err != nil {
 			return nil, err
 		}
 	}
@@ -125,7 +125,7 @@ func (r *runner) kernel(ctx context.Context, k KernelRun, v KernelVariant) (_ *K
 	kr.Name = cmp.Or(v.Name, prof.Name)
 	kr.Report = rep
 	for i, h := range []testbed.Host{h1, h2} {
-		after, err := nstat(ctx, h.Netns)
+		after, err := readNstat(ctx, h.Netns)
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pseudocong/pseudocong/internal/nstat"
 	"github.com/pseudocong/pseudocong/testbed"
 )
 
@@ -91,30 +91,16 @@ var NstatCounters = []string{
 	"TcpExtTCPLossProbes", "TcpExtTCPLossUndo",
 }
 
-// nstat reads NstatCounters' absolute values inside netns (-a absolute,
-// -s without touching nstat's history file, -z zeros too).
-func nstat(ctx context.Context, netns string) (map[string]float64, error) {
-	out, err := netnsExec(ctx, netns, append([]string{"nstat", "-asz"}, NstatCounters...)...)
+// readNstat reads NstatCounters' absolute values inside netns, as
+// floats for the summaries they go to.
+func readNstat(ctx context.Context, netns string) (map[string]float64, error) {
+	c, err := nstat.Read(ctx, netns, NstatCounters...)
 	if err != nil {
 		return nil, err
 	}
-	m := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[1], 64)
-		if err != nil {
-			return nil, fmt.Errorf("nstat in %s: line %q: %w", netns, sc.Text(), err)
-		}
-		m[f[0]] = v
-	}
-	for _, k := range NstatCounters {
-		if _, ok := m[k]; !ok {
-			return nil, fmt.Errorf("nstat in %s: no %s in %q", netns, k, out)
-		}
+	m := make(map[string]float64, len(c))
+	for k, v := range c {
+		m[k] = float64(v)
 	}
 	return m, nil
 }

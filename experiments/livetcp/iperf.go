@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pseudocong/pseudocong/internal/nstat"
 )
 
 // Iperf is one iperf3 transfer between the bed's hosts.
@@ -142,7 +144,7 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 		}
 		time.Sleep(50 * time.Millisecond) // polling, not asserting
 	}
-	before, err := readSenderMIB(sender)
+	before, err := readSenderMIB(ctx, sender)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +179,7 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 		return nil, fmt.Errorf("livetcp: iperf3 client: %w", err)
 	}
 	omitTimer := time.AfterFunc(r.Omit, func() {
-		v, err := readSenderMIB(sender)
+		v, err := readSenderMIB(ctx, sender)
 		omitErr = err
 		atOmit <- v.retrans
 	})
@@ -197,7 +199,7 @@ func (b *Bed) Run(ctx context.Context, r Iperf) (*Result, error) {
 	if err != nil || j.Error != "" {
 		return nil, fmt.Errorf("livetcp: iperf3 %s: %v %s", strings.Join(args[3:], " "), err, j.Error)
 	}
-	after, err := readSenderMIB(sender)
+	after, err := readSenderMIB(ctx, sender)
 	if err != nil {
 		return nil, err
 	}
@@ -231,43 +233,23 @@ type senderMIB struct {
 var mibCounters = []string{"TcpRetransSegs", "TcpExtTCPSackRecovery", "TcpExtTCPRenoRecovery",
 	"TcpExtTCPHystartTrainDetect", "TcpExtTCPHystartDelayDetect", "TcpExtTCPHystartTrainCwnd", "TcpExtTCPHystartDelayCwnd"}
 
-// readSenderMIB reads a namespace's counters (nstat, absolute, without
-// touching its history file).
-func readSenderMIB(netns string) (senderMIB, error) {
-	args := append([]string{"netns", "exec", netns, "nstat", "-asz"}, mibCounters...)
-	out, err := exec.Command("ip", args...).Output()
+// readSenderMIB reads a namespace's counters.
+func readSenderMIB(ctx context.Context, netns string) (senderMIB, error) {
+	m, err := nstat.Read(ctx, netns, mibCounters...)
 	if err != nil {
-		return senderMIB{}, fmt.Errorf("livetcp: nstat in %s: %w", netns, err)
+		return senderMIB{}, fmt.Errorf("livetcp: %w", err)
 	}
-	return parseSenderMIB(string(out))
+	return senderMIBOf(m), nil
 }
 
-// parseSenderMIB reads nstat's "name value rate" lines; every one of
-// mibCounters must be there.
-func parseSenderMIB(out string) (senderMIB, error) {
-	v := map[string]uint64{}
-	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
-		if len(f) < 2 {
-			continue
-		}
-		n, err := strconv.ParseUint(f[1], 10, 64)
-		if err != nil {
-			return senderMIB{}, fmt.Errorf("livetcp: nstat line %q: %w", l, err)
-		}
-		v[f[0]] = n
-	}
-	for _, name := range mibCounters {
-		if _, ok := v[name]; !ok {
-			return senderMIB{}, fmt.Errorf("livetcp: no %s in nstat output: %q", name, out)
-		}
-	}
+// senderMIBOf adds up nstat's counters (mibCounters) into a senderMIB.
+func senderMIBOf(v map[string]uint64) senderMIB {
 	return senderMIB{
 		retrans:      v["TcpRetransSegs"],
 		recoveries:   v["TcpExtTCPSackRecovery"] + v["TcpExtTCPRenoRecovery"],
 		hystartExits: v["TcpExtTCPHystartTrainDetect"] + v["TcpExtTCPHystartDelayDetect"],
 		hystartCwnd:  v["TcpExtTCPHystartTrainCwnd"] + v["TcpExtTCPHystartDelayCwnd"],
-	}, nil
+	}
 }
 
 // iperfInterval is one of iperf3's -i reports.

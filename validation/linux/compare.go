@@ -84,9 +84,10 @@ func misses(ours, linux Side, tol float64) []string {
 // Clues are the facts beside a miss that point at its cause: the
 // bottleneck's drops on both sides (more retransmissions than drops are
 // spurious or repeated ones), the loss episodes (recoveries) and where
-// Linux's HyStart ended slow start (the retransmissions of a short
-// CUBIC run follow that window: docs/tcp-validation.md), our RTO expiries (Linux repairs most tail
-// losses with RACK/TLP, which our sender lacks), the flows' split.
+// Linux's HyStart ended slow start (the retransmissions of a short CUBIC
+// run follow that window: docs/tcp-validation.md), our RTO expiries
+// (Linux repairs most tail losses with RACK/TLP, which our sender
+// lacks), the flows' split.
 func (r Row) Clues() string {
 	var c []string
 	c = append(c, fmt.Sprintf("drops ours %d / Linux %d", r.Ours.Drops, r.Linux.Drops))
